@@ -1,0 +1,374 @@
+/*
+ * ggufq.h — the whole public API of libggufq.
+ *
+ * libggufq reads and writes GGUF files (the file format of ggml and llama.cpp)
+ * and quantizes / dequantizes the tensors inside them, bit for bit as ggml's
+ * reference kernels do.
+ *
+ * Conventions
+ *  - Every function that can fail returns an int status: GGUFQ_OK (0) or a
+ *    negative ggufq_status. Status values are stable across releases.
+ *  - Functions that parse files also fill an optional ggufq_error with the
+ *    byte offset and a full message naming the file ("x.gguf: offset 24: ...").
+ *  - Objects are opaque handles; every handle has exactly one free function.
+ *  - Strings read from a file are returned as ggufq_str (pointer + length,
+ *    not NUL-terminated) except keys and tensor names, which are copied and
+ *    NUL-terminated at open time.
+ *  - Pointers returned by a ggufq_file stay valid until ggufq_close().
+ */
+#ifndef GGUFQ_H
+#define GGUFQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define GGUFQ_API
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define GGUFQ_API __attribute__((visibility("default")))
+#else
+#  define GGUFQ_API
+#endif
+
+#define GGUFQ_VERSION_MAJOR 0
+#define GGUFQ_VERSION_MINOR 1
+#define GGUFQ_VERSION_PATCH 0
+#define GGUFQ_VERSION_STRING "0.1.0"
+
+/** The library's version string ("0.1.0"); may differ from the header's when linked dynamically. */
+GGUFQ_API const char *ggufq_version(void);
+
+/* ------------------------------------------------------------------------- */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------- */
+
+typedef enum ggufq_status {
+    GGUFQ_OK                 = 0,
+    /* usage and environment */
+    GGUFQ_E_INVALID_ARG      = -1,  /* NULL pointer, negative count, bad option */
+    GGUFQ_E_NOMEM            = -2,  /* allocation failed */
+    GGUFQ_E_IO               = -3,  /* open/read/write/fsync/rename failed (see errno in message) */
+    GGUFQ_E_NOT_IMPLEMENTED  = -4,  /* no kernel for this type/operation (yet) */
+    GGUFQ_E_UNKNOWN_TYPE     = -5,  /* type id is not a ggml type, or was removed */
+    GGUFQ_E_BAD_SIZE         = -6,  /* element count not a multiple of the type's block size */
+    GGUFQ_E_NEEDS_IMATRIX    = -7,  /* this type can only be quantized with an importance matrix */
+    GGUFQ_E_ISA_UNSUPPORTED  = -8,  /* the CPU or OS lacks the requested instruction set */
+    /* malformed GGUF files */
+    GGUFQ_E_FORMAT           = -9,  /* malformed file (generic) */
+    GGUFQ_E_BAD_MAGIC        = -10, /* not a GGUF file */
+    GGUFQ_E_BAD_VERSION      = -11, /* unsupported GGUF version */
+    GGUFQ_E_BIG_ENDIAN       = -12, /* big-endian GGUF: not supported */
+    GGUFQ_E_TRUNCATED        = -13, /* a field or tensor data runs past the end of the file */
+    GGUFQ_E_BAD_KEY          = -14, /* key empty, longer than 65535 bytes, or contains NUL */
+    GGUFQ_E_BAD_VALUE_TYPE   = -15, /* unknown metadata value type */
+    GGUFQ_E_BAD_BOOL         = -16, /* bool stored as something other than 0 or 1 */
+    GGUFQ_E_NESTING          = -17, /* arrays nested deeper than GGUFQ_MAX_NESTING */
+    GGUFQ_E_DUPLICATE_KEY    = -18,
+    GGUFQ_E_DUPLICATE_TENSOR = -19,
+    GGUFQ_E_BAD_ALIGNMENT    = -20, /* general.alignment of wrong type, zero, or not a power of two */
+    GGUFQ_E_BAD_DIMS         = -21, /* zero or more than 4 dimensions, or a negative dimension */
+    GGUFQ_E_OVERFLOW         = -22, /* element count or byte size does not fit in 64 bits */
+    GGUFQ_E_BAD_SHAPE        = -23, /* first dimension not a multiple of the type's block size */
+    GGUFQ_E_BAD_OFFSET       = -24, /* tensor data offset unaligned, overlapping, or out of the file */
+    GGUFQ_E_BAD_NAME         = -25, /* tensor name empty, too long, or contains NUL */
+    /* lookups and API use */
+    GGUFQ_E_NOT_FOUND        = -26, /* no such key / tensor */
+    GGUFQ_E_TYPE_MISMATCH    = -27, /* value is not of the requested type */
+    GGUFQ_E_LIMIT            = -28, /* a resource limit was exceeded (message names it) */
+    GGUFQ_E_SAME_FILE        = -29, /* refusing to overwrite the input file */
+    GGUFQ_E_NO_SPACE         = -30, /* the destination file system is full */
+    GGUFQ_E_INTERRUPTED      = -31, /* cancelled by a signal or by the progress callback */
+    GGUFQ_E_NONFINITE        = -32, /* input weights contain NaN or Inf */
+    GGUFQ_E_STATE            = -33  /* call not valid in the object's current state */
+} ggufq_status;
+
+/** A short, stable description of a status ("truncated file"); never NULL. */
+GGUFQ_API const char *ggufq_strerror(int status);
+
+/** Details of a failure, filled by functions that take a ggufq_error *. */
+typedef struct ggufq_error {
+    int      status;        /* same value the function returned */
+    uint64_t offset;        /* byte offset in the file the problem is at, or GGUFQ_NO_OFFSET */
+    char     message[512];  /* complete message: "<file>: offset <n>: <what is wrong>" */
+} ggufq_error;
+
+#define GGUFQ_NO_OFFSET UINT64_MAX
+
+/* ------------------------------------------------------------------------- */
+/* Tensor types (ids are ggml's)                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef enum ggufq_type {
+    GGUFQ_TYPE_F32     = 0,
+    GGUFQ_TYPE_F16     = 1,
+    GGUFQ_TYPE_Q4_0    = 2,
+    GGUFQ_TYPE_Q4_1    = 3,
+    /* 4, 5: removed (Q4_2, Q4_3) */
+    GGUFQ_TYPE_Q5_0    = 6,
+    GGUFQ_TYPE_Q5_1    = 7,
+    GGUFQ_TYPE_Q8_0    = 8,
+    GGUFQ_TYPE_Q8_1    = 9,
+    GGUFQ_TYPE_Q2_K    = 10,
+    GGUFQ_TYPE_Q3_K    = 11,
+    GGUFQ_TYPE_Q4_K    = 12,
+    GGUFQ_TYPE_Q5_K    = 13,
+    GGUFQ_TYPE_Q6_K    = 14,
+    GGUFQ_TYPE_Q8_K    = 15,
+    GGUFQ_TYPE_IQ2_XXS = 16,
+    GGUFQ_TYPE_IQ2_XS  = 17,
+    GGUFQ_TYPE_IQ3_XXS = 18,
+    GGUFQ_TYPE_IQ1_S   = 19,
+    GGUFQ_TYPE_IQ4_NL  = 20,
+    GGUFQ_TYPE_IQ3_S   = 21,
+    GGUFQ_TYPE_IQ2_S   = 22,
+    GGUFQ_TYPE_IQ4_XS  = 23,
+    GGUFQ_TYPE_I8      = 24,
+    GGUFQ_TYPE_I16     = 25,
+    GGUFQ_TYPE_I32     = 26,
+    GGUFQ_TYPE_I64     = 27,
+    GGUFQ_TYPE_F64     = 28,
+    GGUFQ_TYPE_IQ1_M   = 29,
+    GGUFQ_TYPE_BF16    = 30,
+    /* 31-33: removed (Q4_0_4_4, Q4_0_4_8, Q4_0_8_8) */
+    GGUFQ_TYPE_TQ1_0   = 34,
+    GGUFQ_TYPE_TQ2_0   = 35,
+    /* 36-38: removed (IQ4_NL_4_4, IQ4_NL_4_8, IQ4_NL_8_8) */
+    GGUFQ_TYPE_MXFP4   = 39,
+    GGUFQ_TYPE_NVFP4   = 40,
+    GGUFQ_TYPE_Q1_0    = 41,
+    GGUFQ_TYPE_Q2_0    = 42,
+    GGUFQ_TYPE_COUNT   = 43   /* one past the largest id; not a type */
+} ggufq_type;
+
+/** true for ids that name a current ggml type (not removed, in range). */
+GGUFQ_API bool        ggufq_type_is_valid(int type);
+/** ggml's spelling ("q4_K", "iq2_xxs", "bf16"); NULL for an invalid id. */
+GGUFQ_API const char *ggufq_type_name(ggufq_type type);
+/** Case-insensitive lookup of a ggml type name; negative (GGUFQ_E_UNKNOWN_TYPE) if unknown. */
+GGUFQ_API int         ggufq_type_from_name(const char *name);
+/** Weights per block (1 for plain types); 0 for an invalid id. */
+GGUFQ_API int64_t     ggufq_type_block_size(ggufq_type type);
+/** Bytes per block; 0 for an invalid id. */
+GGUFQ_API size_t      ggufq_type_block_bytes(ggufq_type type);
+/** Bytes of a row of n_weights; 0 if the id is invalid or n_weights is not a multiple of the block size. */
+GGUFQ_API size_t      ggufq_row_size(ggufq_type type, int64_t n_weights);
+/** true for block-quantized types (everything but F32/F16/BF16/F64/I8..I64). */
+GGUFQ_API bool        ggufq_type_is_quantized(ggufq_type type);
+/** true if quantizing to this type requires an importance matrix (IQ2_XXS, IQ2_XS, IQ1_S). */
+GGUFQ_API bool        ggufq_type_needs_imatrix(ggufq_type type);
+
+/* ------------------------------------------------------------------------- */
+/* Kernels                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/** Decode n_weights weights of `type` from src into dst (F32). */
+GGUFQ_API int ggufq_dequantize(ggufq_type type, const void *src, float *dst, int64_t n_weights);
+
+/**
+ * Encode nrows rows of n_per_row F32 weights as `type` (exactly as ggml's
+ * quantize_<type>). imatrix: NULL, or n_per_row importance weights, one per column.
+ * dst receives nrows * ggufq_row_size(type, n_per_row) bytes.
+ */
+GGUFQ_API int ggufq_quantize(ggufq_type type, const float *src, void *dst,
+                             int64_t nrows, int64_t n_per_row, const float *imatrix);
+
+typedef enum ggufq_isa {
+    GGUFQ_ISA_SCALAR = 0,
+    GGUFQ_ISA_AVX2   = 1,
+    GGUFQ_ISA_AVX512 = 2,
+    GGUFQ_ISA_NEON   = 3
+} ggufq_isa;
+
+/** Force the kernels of one ISA for the whole process; GGUFQ_OK, or GGUFQ_E_ISA_UNSUPPORTED. */
+GGUFQ_API int         ggufq_use_isa(ggufq_isa isa);
+/** The ISA whose kernels are in use (decided on first use, or by GGUFQ_ISA=...). */
+GGUFQ_API ggufq_isa   ggufq_active_isa(void);
+/** "scalar", "avx2", "avx512", "neon"; NULL for an invalid value. */
+GGUFQ_API const char *ggufq_isa_name(ggufq_isa isa);
+/** true if this CPU and OS can run the ISA's kernels (and they are built in). */
+GGUFQ_API bool        ggufq_isa_supported(ggufq_isa isa);
+
+/* ------------------------------------------------------------------------- */
+/* GGUF reading                                                               */
+/* ------------------------------------------------------------------------- */
+
+/** Metadata value types (ids are GGUF's). */
+typedef enum ggufq_value_type {
+    GGUFQ_VT_UINT8   = 0,
+    GGUFQ_VT_INT8    = 1,
+    GGUFQ_VT_UINT16  = 2,
+    GGUFQ_VT_INT16   = 3,
+    GGUFQ_VT_UINT32  = 4,
+    GGUFQ_VT_INT32   = 5,
+    GGUFQ_VT_FLOAT32 = 6,
+    GGUFQ_VT_BOOL    = 7,
+    GGUFQ_VT_STRING  = 8,
+    GGUFQ_VT_ARRAY   = 9,
+    GGUFQ_VT_UINT64  = 10,
+    GGUFQ_VT_INT64   = 11,
+    GGUFQ_VT_FLOAT64 = 12,
+    GGUFQ_VT_COUNT   = 13
+} ggufq_value_type;
+
+/** "uint8", ..., "string", "array"; NULL for an invalid value. */
+GGUFQ_API const char *ggufq_value_type_name(ggufq_value_type t);
+
+#define GGUFQ_MAX_DIMS     4
+#define GGUFQ_MAX_KEY_LEN  65535u   /* longest key accepted */
+#define GGUFQ_MAX_NAME_LEN 63u      /* longest tensor name ggml can load */
+#define GGUFQ_MAX_NESTING  16       /* deepest array-of-array nesting accepted */
+#define GGUFQ_DEFAULT_ALIGNMENT 32
+
+/** A string inside a mapped file: not NUL-terminated. */
+typedef struct ggufq_str {
+    const char *ptr;
+    uint64_t    len;
+} ggufq_str;
+
+typedef struct ggufq_file ggufq_file;
+
+/**
+ * A metadata value (scalar, string or array). Only the typed accessors below
+ * should look inside; the fields after `count` are private.
+ */
+typedef struct ggufq_value {
+    ggufq_value_type type;
+    ggufq_value_type elem_type;   /* arrays: the element type */
+    uint64_t         count;       /* arrays: number of elements */
+    /* private */
+    const uint8_t   *p_data;      /* encoded value (after the type tag) */
+    uint64_t         p_size;      /* encoded size in bytes */
+    uint64_t         p_offset;    /* file offset of p_data */
+} ggufq_value;
+
+/** Limits for opening untrusted files; zero fields mean the default. */
+typedef struct ggufq_open_options {
+    uint64_t max_metadata_bytes;  /* memory spent on the index of keys, tensor infos, names; default 1 GiB */
+    uint64_t max_tensors;         /* default 1,000,000 */
+    uint64_t max_kv;              /* default 1,000,000 */
+} ggufq_open_options;
+
+/** Open and fully validate a GGUF file (mmap, read-only). opts and err may be NULL. */
+GGUFQ_API int  ggufq_open(const char *path, const ggufq_open_options *opts,
+                          ggufq_file **out, ggufq_error *err);
+/** Same, on bytes in memory (not copied: they must outlive the handle). name is used in messages. */
+GGUFQ_API int  ggufq_open_memory(const void *data, size_t size, const char *name,
+                                 const ggufq_open_options *opts, ggufq_file **out, ggufq_error *err);
+GGUFQ_API void ggufq_close(ggufq_file *f);
+
+GGUFQ_API const char *ggufq_file_name(const ggufq_file *f);        /* the path or name given */
+GGUFQ_API uint32_t    ggufq_file_version(const ggufq_file *f);     /* 2 or 3 */
+GGUFQ_API uint64_t    ggufq_file_size(const ggufq_file *f);
+GGUFQ_API uint64_t    ggufq_file_alignment(const ggufq_file *f);
+GGUFQ_API uint64_t    ggufq_file_data_offset(const ggufq_file *f); /* start of the tensor data section */
+
+/* Metadata: keys are indexed 0..kv_count-1 in file order. */
+GGUFQ_API int64_t     ggufq_kv_count(const ggufq_file *f);
+/** Index of a key, or GGUFQ_E_NOT_FOUND. O(1). */
+GGUFQ_API int64_t     ggufq_find_key(const ggufq_file *f, const char *key);
+/** NUL-terminated key; NULL if i is out of range. */
+GGUFQ_API const char *ggufq_kv_key(const ggufq_file *f, int64_t i);
+GGUFQ_API int         ggufq_kv_value(const ggufq_file *f, int64_t i, ggufq_value *out);
+/** ggufq_find_key + ggufq_kv_value. */
+GGUFQ_API int         ggufq_get(const ggufq_file *f, const char *key, ggufq_value *out);
+
+/* Typed accessors: GGUFQ_E_TYPE_MISMATCH if the value does not convert exactly. */
+GGUFQ_API int ggufq_value_uint (const ggufq_value *v, uint64_t *out);  /* any integer type, >= 0 */
+GGUFQ_API int ggufq_value_int  (const ggufq_value *v, int64_t *out);   /* any integer type in range */
+GGUFQ_API int ggufq_value_float(const ggufq_value *v, double *out);    /* float32 or float64 */
+GGUFQ_API int ggufq_value_bool (const ggufq_value *v, bool *out);
+GGUFQ_API int ggufq_value_str  (const ggufq_value *v, ggufq_str *out);
+/** Element i of an array. O(1) for fixed-size elements, O(i) for strings and nested arrays. */
+GGUFQ_API int ggufq_array_get  (const ggufq_value *array, uint64_t i, ggufq_value *out);
+/** Raw little-endian elements of an array of a fixed-size type (not string/array). */
+GGUFQ_API int ggufq_array_data (const ggufq_value *array, const void **data, size_t *elem_size);
+
+/** Sequential access to arrays of any element type: O(1) per element. */
+typedef struct ggufq_array_iter {
+    ggufq_value array;
+    uint64_t    index;     /* next element */
+    uint64_t    pos;       /* private: byte position of the next element */
+} ggufq_array_iter;
+GGUFQ_API int ggufq_array_iter_init(ggufq_array_iter *it, const ggufq_value *array);
+/** 1 and the element in *out; 0 at the end; negative on error. */
+GGUFQ_API int ggufq_array_iter_next(ggufq_array_iter *it, ggufq_value *out);
+
+/* Tensors: indexed 0..tensor_count-1 in file order. */
+typedef struct ggufq_tensor_info {
+    const char *name;                 /* NUL-terminated */
+    ggufq_type  type;
+    uint32_t    n_dims;               /* 1..4 */
+    int64_t     dims[GGUFQ_MAX_DIMS]; /* ggml's ne[]: dims[0] is the row length; unused dims are 1 */
+    int64_t     n_elements;
+    uint64_t    offset;               /* relative to ggufq_file_data_offset() */
+    uint64_t    size;                 /* bytes */
+    const void *data;                 /* the tensor's bytes in the mapping */
+} ggufq_tensor_info;
+
+GGUFQ_API int64_t ggufq_tensor_count(const ggufq_file *f);
+GGUFQ_API int     ggufq_tensor_at(const ggufq_file *f, int64_t i, ggufq_tensor_info *out);
+/** Index of a tensor, or GGUFQ_E_NOT_FOUND. O(1). */
+GGUFQ_API int64_t ggufq_find_tensor(const ggufq_file *f, const char *name);
+
+/* ------------------------------------------------------------------------- */
+/* GGUF writing                                                               */
+/* ------------------------------------------------------------------------- */
+
+typedef struct ggufq_writer ggufq_writer;
+
+typedef struct ggufq_writer_options {
+    uint64_t          alignment;  /* 0: the value of general.alignment if set, else 32 */
+    const ggufq_file *input;      /* if not NULL: refuse (GGUFQ_E_SAME_FILE) when path is this file */
+} ggufq_writer_options;
+
+/**
+ * Start writing `path`. Data goes to a temporary file in the same directory;
+ * ggufq_writer_finish() fsyncs it and renames it over `path`. Nothing at
+ * `path` is touched before that; on any failure the temporary file is removed.
+ */
+GGUFQ_API int ggufq_writer_create(const char *path, const ggufq_writer_options *opts,
+                                  ggufq_writer **out, ggufq_error *err);
+
+/* Metadata, in the order set; setting an existing key replaces its value in place. */
+GGUFQ_API int ggufq_writer_set_uint  (ggufq_writer *w, const char *key, ggufq_value_type t, uint64_t v);
+GGUFQ_API int ggufq_writer_set_int   (ggufq_writer *w, const char *key, ggufq_value_type t, int64_t v);
+GGUFQ_API int ggufq_writer_set_float (ggufq_writer *w, const char *key, ggufq_value_type t, double v);
+GGUFQ_API int ggufq_writer_set_bool  (ggufq_writer *w, const char *key, bool v);
+GGUFQ_API int ggufq_writer_set_string(ggufq_writer *w, const char *key, const char *s, size_t len);
+/** Array of a fixed-size type; elems in host C layout (uint8_t, int16_t, float, double, bool ...). */
+GGUFQ_API int ggufq_writer_set_array (ggufq_writer *w, const char *key, ggufq_value_type elem,
+                                      const void *elems, uint64_t n);
+GGUFQ_API int ggufq_writer_set_string_array(ggufq_writer *w, const char *key,
+                                            const char *const *strs, const size_t *lens, uint64_t n);
+/** Copy a value read from a file (any type, any nesting). */
+GGUFQ_API int ggufq_writer_set_value (ggufq_writer *w, const char *key, const ggufq_value *v);
+/** A value given in GGUF encoding (after the type tag); validated like a file's. For nested arrays. */
+GGUFQ_API int ggufq_writer_set_encoded(ggufq_writer *w, const char *key, ggufq_value_type t,
+                                       const void *bytes, size_t len);
+GGUFQ_API int ggufq_writer_remove    (ggufq_writer *w, const char *key);
+
+/** Declare the next tensor (data is written later, in declaration order). */
+GGUFQ_API int ggufq_writer_add_tensor(ggufq_writer *w, const char *name, ggufq_type type,
+                                      uint32_t n_dims, const int64_t *dims);
+/**
+ * Stream tensor data: bytes of the declared tensors, in order, in chunks of any
+ * size. The first call writes the header; metadata and tensors are frozen from then on.
+ */
+GGUFQ_API int ggufq_writer_write(ggufq_writer *w, const void *data, size_t size);
+/** Check every tensor is complete, fsync, rename into place; frees w whatever the outcome. err may be NULL. */
+GGUFQ_API int ggufq_writer_finish(ggufq_writer *w, ggufq_error *err);
+/** Remove the temporary file and free w (safe on NULL). */
+GGUFQ_API void ggufq_writer_abort(ggufq_writer *w);
+/** Details of the last failure of w (status GGUFQ_OK if none). */
+GGUFQ_API const ggufq_error *ggufq_writer_error(const ggufq_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGUFQ_H */

@@ -1,0 +1,203 @@
+/*
+ * dispatch.c — CPU feature detection and the one-time choice of kernels.
+ *
+ * Built for the baseline CPU: this file must never contain an instruction the
+ * oldest supported CPU lacks, since it runs before we know what the CPU has.
+ */
+#if defined(__AVX__) || defined(__AVX2__) || defined(__AVX512F__)
+#error "dispatch.c must be compiled for the baseline CPU (no -mavx*, no -march=native)"
+#endif
+
+#include "simd/dispatch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define GQ_X86 1
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#include <asm/hwcap.h>
+#define GQ_ARM 1
+#endif
+
+static gq_cpu_features cpu_features;
+static pthread_once_t  cpu_once = PTHREAD_ONCE_INIT;
+
+#ifdef GQ_X86
+static uint64_t read_xcr0(void)
+{
+    uint32_t lo, hi;
+    /* xgetbv, spelled as bytes so no -mxsave is needed */
+    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static void detect_x86(gq_cpu_features *c)
+{
+    unsigned a, b, cx, d;
+    c->x86 = true;
+    unsigned max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf == 0) /* some emulators report no leaves at all */
+        return;
+    __cpuid(1, a, b, cx, d);
+    c->sse42 = (cx >> 20) & 1;
+    c->fma   = (cx >> 12) & 1;
+    c->f16c  = (cx >> 29) & 1;
+    c->avx   = (cx >> 28) & 1;
+    const bool osxsave = (cx >> 27) & 1;
+    if (osxsave) {
+        const uint64_t xcr0 = read_xcr0();
+        c->os_avx    = (xcr0 & 0x6) == 0x6;
+        c->os_avx512 = (xcr0 & 0xE6) == 0xE6;
+    }
+    if (max_leaf >= 7) {
+        __cpuid_count(7, 0, a, b, cx, d);
+        c->avx2       = (b >> 5) & 1;
+        c->bmi2       = (b >> 8) & 1;
+        c->avx512f    = (b >> 16) & 1;
+        c->avx512dq   = (b >> 17) & 1;
+        c->avx512bw   = (b >> 30) & 1;
+        c->avx512vl   = (b >> 31) & 1;
+        c->avx512vbmi = (cx >> 1) & 1;
+        c->avx512vnni = (cx >> 11) & 1;
+        if (max_leaf >= 7) {
+            unsigned a1, b1, c1, d1;
+            __cpuid_count(7, 1, a1, b1, c1, d1);
+            c->avx512bf16 = (a1 >> 5) & 1;
+        }
+    }
+}
+#endif
+
+static void detect_cpu(void)
+{
+    gq_cpu_features *c = &cpu_features;
+#ifdef GQ_X86
+    detect_x86(c);
+#elif defined(GQ_ARM)
+    const unsigned long hw = getauxval(AT_HWCAP);
+    c->arm = true;
+    c->neon = (hw & HWCAP_ASIMD) != 0;
+    c->fp16 = (hw & HWCAP_ASIMDHP) != 0 && (hw & HWCAP_FPHP) != 0;
+    c->dotprod = (hw & HWCAP_ASIMDDP) != 0;
+#endif
+}
+
+const gq_cpu_features *gq_cpu(void)
+{
+    pthread_once(&cpu_once, detect_cpu);
+    return &cpu_features;
+}
+
+/* What each ISA's kernels need, and whether they were built in. */
+static bool isa_runs_here(ggufq_isa isa)
+{
+    const gq_cpu_features *c = gq_cpu();
+    switch (isa) {
+    case GGUFQ_ISA_SCALAR:
+        return true;
+#ifdef GQ_X86
+    case GGUFQ_ISA_AVX2:
+        return c->os_avx && c->avx && c->avx2 && c->fma && c->f16c && c->bmi2;
+    case GGUFQ_ISA_AVX512:
+        return c->os_avx && c->os_avx512 && c->avx2 && c->fma && c->f16c && c->bmi2 &&
+               c->avx512f && c->avx512bw && c->avx512vl && c->avx512dq;
+#endif
+#ifdef GQ_ARM
+    case GGUFQ_ISA_NEON:
+        return c->neon;
+#endif
+    default:
+        (void)c;
+        return false;
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* The choice                                                                 */
+
+static _Atomic int active_isa = -1;  /* -1: not decided yet */
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static int env_status = GGUFQ_OK;
+
+static ggufq_isa best_isa(void)
+{
+    static const ggufq_isa order[] = { GGUFQ_ISA_AVX512, GGUFQ_ISA_AVX2, GGUFQ_ISA_NEON };
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (isa_runs_here(order[i]))
+            return order[i];
+    return GGUFQ_ISA_SCALAR;
+}
+
+static void decide_isa(void)
+{
+    ggufq_isa isa = best_isa();
+    const char *env = getenv("GGUFQ_ISA");
+    if (env && *env) {
+        int wanted = -1;
+        for (int i = GGUFQ_ISA_SCALAR; i <= GGUFQ_ISA_NEON; i++)
+            if (strcasecmp(env, ggufq_isa_name((ggufq_isa)i)) == 0)
+                wanted = i;
+        if (wanted < 0) {
+            fprintf(stderr, "ggufq: GGUFQ_ISA=%s is not one of scalar, avx2, avx512, neon; "
+                            "using %s\n", env, ggufq_isa_name(isa));
+            env_status = GGUFQ_E_INVALID_ARG;
+        } else if (!isa_runs_here((ggufq_isa)wanted)) {
+            fprintf(stderr, "ggufq: GGUFQ_ISA=%s: this CPU/OS (or this build) cannot run it; "
+                            "using %s\n", env, ggufq_isa_name(isa));
+            env_status = GGUFQ_E_ISA_UNSUPPORTED;
+        } else {
+            isa = (ggufq_isa)wanted;
+        }
+    }
+    atomic_store_explicit(&active_isa, (int)isa, memory_order_release);
+}
+
+int gq_isa_env_status(void)
+{
+    pthread_once(&isa_once, decide_isa);
+    return env_status;
+}
+
+ggufq_isa ggufq_active_isa(void)
+{
+    pthread_once(&isa_once, decide_isa);
+    return (ggufq_isa)atomic_load_explicit(&active_isa, memory_order_acquire);
+}
+
+bool ggufq_isa_supported(ggufq_isa isa)
+{
+    return isa_runs_here(isa);
+}
+
+int ggufq_use_isa(ggufq_isa isa)
+{
+    if ((int)isa < GGUFQ_ISA_SCALAR || isa > GGUFQ_ISA_NEON)
+        return GGUFQ_E_INVALID_ARG;
+    if (!isa_runs_here(isa))
+        return GGUFQ_E_ISA_UNSUPPORTED;
+    pthread_once(&isa_once, decide_isa);
+    atomic_store_explicit(&active_isa, (int)isa, memory_order_release);
+    return GGUFQ_OK;
+}
+
+const char *ggufq_isa_name(ggufq_isa isa)
+{
+    static const char *const names[] = { "scalar", "avx2", "avx512", "neon" };
+    if ((int)isa < 0 || (int)isa > GGUFQ_ISA_NEON)
+        return NULL;
+    return names[isa];
+}
+
+const gq_kernels *gq_kernels_for(int type)
+{
+    /* SIMD tables arrive with the SIMD kernels; until then every ISA runs scalar. */
+    (void)ggufq_active_isa();
+    return gq_scalar_kernels(type);
+}

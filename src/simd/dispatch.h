@@ -1,0 +1,33 @@
+/*
+ * dispatch.h — picks, once per process, the ISA whose kernels run.
+ *
+ * Each ISA contributes a table of gq_kernels rows indexed by type id; a NULL
+ * member means "use the scalar kernel". The choice is made once (pthread_once):
+ * GGUFQ_ISA from the environment if set, else the best ISA the CPU and OS run.
+ */
+#ifndef GGUFQ_DISPATCH_H
+#define GGUFQ_DISPATCH_H
+
+#include <stdbool.h>
+
+#include "ggufq.h"
+#include "quants/quants.h"
+
+/* Kernels to use for a type under the active ISA (scalar where no SIMD kernel); NULL if none. */
+const gq_kernels *gq_kernels_for(int type);
+
+/* CPU features as detected (for `ggufq cpu`). */
+typedef struct gq_cpu_features {
+    bool x86, arm;
+    bool sse42, avx, avx2, fma, f16c, bmi2;
+    bool avx512f, avx512bw, avx512vl, avx512dq, avx512vnni, avx512bf16, avx512vbmi;
+    bool os_avx, os_avx512;       /* XGETBV: the OS saves the YMM / ZMM state */
+    bool neon, fp16, dotprod;     /* AArch64 */
+} gq_cpu_features;
+
+const gq_cpu_features *gq_cpu(void);
+
+/* Status of the GGUFQ_ISA variable: GGUFQ_OK, or an error if it names something unusable. */
+int gq_isa_env_status(void);
+
+#endif
