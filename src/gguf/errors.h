@@ -1,0 +1,30 @@
+/*
+ * errors.h — building ggufq_error messages ("<file>: offset <n>: <what>").
+ * Shared by the GGUF reader and writer; no dependency on either.
+ */
+#ifndef GGUFQ_GGUF_ERRORS_H
+#define GGUFQ_GGUF_ERRORS_H
+
+#include <stdint.h>
+
+#include "ggufq.h"
+
+#if defined(__GNUC__)
+#  define GQ_PRINTF_LIKE(fmt_idx, first_arg) __attribute__((format(printf, fmt_idx, first_arg)))
+#else
+#  define GQ_PRINTF_LIKE(fmt_idx, first_arg)
+#endif
+
+/*
+ * Fill err (if not NULL) with status, offset and the message
+ * "<file>: offset <offset>: <fmt...>" — or "<file>: <fmt...>" when offset is
+ * GGUFQ_NO_OFFSET, or just "<fmt...>" when file is NULL. Long messages are
+ * truncated to fit. Returns status, so callers can write `return gq_fail(...)`.
+ */
+int gq_fail(ggufq_error *err, int status, const char *file, uint64_t offset,
+            const char *fmt, ...) GQ_PRINTF_LIKE(5, 6);
+
+/* Reset err (if not NULL) to "no error": status GGUFQ_OK, no offset, empty message. */
+void gq_error_clear(ggufq_error *err);
+
+#endif
