@@ -1,0 +1,779 @@
+/*
+ * writer.c — the GGUF writer: tensor declarations, the file layout, buffered
+ * streaming of the data, and the atomic temp-file + rename protocol.
+ *
+ * Layout (GGUF v3, little-endian), as ggml writes and requires it:
+ *   header, key/values, tensor infos, zero padding to the alignment,
+ *   then each tensor's bytes followed by zero padding to the alignment,
+ *   so tensor i starts at align(end of tensor i-1) (ggml rejects any other offset).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "types.h"
+#include "writer_internal.h"
+
+#define GQ_WRITE_BUFFER   (1u << 20)
+#define GQ_GGUF_VERSION   3u
+#define GQ_TMP_TRIES      100
+
+/* ------------------------------------------------------------------------- */
+/* Failure injection (see writer_internal.h)                                 */
+/* ------------------------------------------------------------------------- */
+
+static uint64_t inject_at;
+static int      inject_errno;
+static int      inject_fsync_errno;
+static size_t   inject_max_chunk;
+static bool     inject_eintr;
+
+void gq_writer_inject_failure(uint64_t at_byte, int err_no)
+{
+    inject_at = at_byte;
+    inject_errno = err_no;
+}
+
+void gq_writer_inject_fsync_failure(int err_no)
+{
+    inject_fsync_errno = err_no;
+}
+
+void gq_writer_inject_short_writes(size_t max_chunk, bool eintr)
+{
+    inject_max_chunk = max_chunk;
+    inject_eintr = eintr;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------- */
+
+int gq_writer_fail(ggufq_writer *w, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return gq_fail(&w->err, status, w->path, GGUFQ_NO_OFFSET, "%s", msg);
+}
+
+static const char *errno_text(int e, char *buf, size_t n)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    return strerror_r(e, buf, n);
+#else
+    if (strerror_r(e, buf, n) != 0)
+        snprintf(buf, n, "error %d", e);
+    return buf;
+#endif
+}
+
+static int status_of_errno(int e)
+{
+    return (e == ENOSPC || e == EDQUOT) ? GGUFQ_E_NO_SPACE : GGUFQ_E_IO;
+}
+
+/* An I/O error on the temporary file: the writer cannot continue. */
+static int io_fail(ggufq_writer *w, int e, const char *what)
+{
+    char eb[128];
+    int st = gq_writer_fail(w, status_of_errno(e), "%s temporary file %s failed: %s",
+                            what, w->tmp_path, errno_text(e, eb, sizeof eb));
+    w->state = GQ_W_FAILED;
+    w->failed_status = st;
+    return st;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Name index                                                                */
+/* ------------------------------------------------------------------------- */
+
+uint64_t gq_wname_hash(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;  /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static const gq_wname *name_at(const void *items, size_t stride, size_t i)
+{
+    return (const gq_wname *)((const char *)items + i * stride);
+}
+
+int64_t gq_windex_find(const gq_windex *ix, const void *items, size_t stride,
+                       const char *s, size_t len, uint64_t hash)
+{
+    if (ix->cap == 0)
+        return -1;
+    for (size_t i = (size_t)hash & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+        uint32_t slot = ix->slots[i];
+        if (slot == 0)
+            return -1;
+        const gq_wname *n = name_at(items, stride, slot - 1);
+        if (n->hash == hash && n->len == len && memcmp(n->s, s, len) == 0)
+            return (int64_t)(slot - 1);
+    }
+}
+
+static void windex_put(gq_windex *ix, const void *items, size_t stride, size_t pos)
+{
+    size_t i = (size_t)name_at(items, stride, pos)->hash & (ix->cap - 1);
+    while (ix->slots[i] != 0)
+        i = (i + 1) & (ix->cap - 1);
+    ix->slots[i] = (uint32_t)(pos + 1);
+}
+
+int gq_windex_rebuild(gq_windex *ix, const void *items, size_t stride, size_t n)
+{
+    size_t cap = ix->cap ? ix->cap : 16;
+    while (cap < 2 * n)  /* load factor <= 1/2 */
+        cap *= 2;
+    if (cap != ix->cap) {
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (slots == NULL)
+            return GGUFQ_E_NOMEM;
+        free(ix->slots);
+        ix->slots = slots;
+        ix->cap = cap;
+    } else {
+        /* shrinking never reallocates, so rebuilding after a removal cannot fail */
+        memset(ix->slots, 0, cap * sizeof *ix->slots);
+    }
+    for (size_t i = 0; i < n; i++)
+        windex_put(ix, items, stride, i);
+    return GGUFQ_OK;
+}
+
+int gq_windex_add_last(gq_windex *ix, const void *items, size_t stride, size_t n)
+{
+    if (2 * n > ix->cap)
+        return gq_windex_rebuild(ix, items, stride, n);
+    windex_put(ix, items, stride, n - 1);
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Buffered output                                                           */
+/* ------------------------------------------------------------------------- */
+
+/* write(2) all of p, retrying partial writes and EINTR; honours the injection hooks. */
+static int raw_write(ggufq_writer *w, const uint8_t *p, size_t n)
+{
+    static atomic_uint eintr_toggle;
+    while (n > 0) {
+        size_t chunk = n;
+        if (inject_max_chunk != 0 && chunk > inject_max_chunk)
+            chunk = inject_max_chunk;
+        if (inject_errno != 0 && inject_at >= w->file_pos && inject_at - w->file_pos < chunk) {
+            if (inject_at == w->file_pos)
+                return io_fail(w, inject_errno, "writing");
+            chunk = (size_t)(inject_at - w->file_pos);
+        }
+        ssize_t r;
+        if (inject_eintr && (atomic_fetch_add(&eintr_toggle, 1) & 1)) {
+            r = -1;
+            errno = EINTR;
+        } else {
+            r = write(w->fd, p, chunk);
+        }
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return io_fail(w, errno, "writing");
+        }
+        if (r == 0)  /* not expected from a regular file; do not spin */
+            return io_fail(w, EIO, "writing");
+        p += r;
+        n -= (size_t)r;
+        w->file_pos += (uint64_t)r;
+    }
+    return GGUFQ_OK;
+}
+
+static int buf_flush(ggufq_writer *w)
+{
+    int st = raw_write(w, w->buf, w->buf_len);
+    w->buf_len = 0;
+    return st;
+}
+
+static int buf_put(ggufq_writer *w, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    while (n > 0) {
+        if (w->buf_len == 0 && n >= w->buf_cap)  /* large chunk: skip the copy */
+            return raw_write(w, p, n);
+        size_t take = w->buf_cap - w->buf_len;
+        if (take > n)
+            take = n;
+        memcpy(w->buf + w->buf_len, p, take);
+        w->buf_len += take;
+        p += take;
+        n -= take;
+        if (w->buf_len == w->buf_cap) {
+            int st = buf_flush(w);
+            if (st != GGUFQ_OK)
+                return st;
+        }
+    }
+    return GGUFQ_OK;
+}
+
+static int buf_zeros(ggufq_writer *w, uint64_t n)
+{
+    static const uint8_t zeros[256];
+    while (n > 0) {
+        size_t take = n < sizeof zeros ? (size_t)n : sizeof zeros;
+        int st = buf_put(w, zeros, take);
+        if (st != GGUFQ_OK)
+            return st;
+        n -= take;
+    }
+    return GGUFQ_OK;
+}
+
+static int buf_le(ggufq_writer *w, uint64_t v, size_t n)
+{
+    uint8_t b[8];
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    return buf_put(w, b, n);
+}
+
+static uint64_t out_pos(const ggufq_writer *w)
+{
+    return w->file_pos + w->buf_len;
+}
+
+static uint64_t pad_to(uint64_t pos, uint64_t alignment)
+{
+    return (alignment - pos % alignment) % alignment;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Same-file protection                                                      */
+/* ------------------------------------------------------------------------- */
+
+static int check_not_input(ggufq_writer *w)
+{
+    if (w->input_path == NULL)
+        return GGUFQ_OK;
+    struct stat out, in;
+    /* Nothing at path yet (or unreachable): it cannot be the input. */
+    if (stat(w->path, &out) != 0 || stat(w->input_path, &in) != 0)
+        return GGUFQ_OK;
+    if (out.st_dev == in.st_dev && out.st_ino == in.st_ino)
+        return gq_writer_fail(w, GGUFQ_E_SAME_FILE,
+                              "refusing to overwrite the input file %s (same file)",
+                              w->input_path);
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Creation                                                                  */
+/* ------------------------------------------------------------------------- */
+
+static char *dup_str(const char *s, size_t n)
+{
+    char *c = malloc(n + 1);
+    if (c != NULL) {
+        memcpy(c, s, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
+static void free_writer(ggufq_writer *w)
+{
+    for (size_t i = 0; i < w->n_kv; i++) {
+        free(w->kv[i].key.s);
+        free(w->kv[i].enc);
+    }
+    for (size_t i = 0; i < w->n_tensors; i++)
+        free(w->tensors[i].name.s);
+    free(w->kv);
+    free(w->kv_index.slots);
+    free(w->tensors);
+    free(w->tensor_index.slots);
+    free(w->buf);
+    free(w->path);
+    free(w->tmp_path);
+    free(w->dir_path);
+    free(w->input_path);
+    free(w);
+}
+
+/* Close and delete the temporary file (if still ours). */
+static void discard_temp(ggufq_writer *w)
+{
+    if (w->fd >= 0) {
+        close(w->fd);
+        w->fd = -1;
+    }
+    if (w->tmp_path != NULL) {
+        unlink(w->tmp_path);
+        free(w->tmp_path);
+        w->tmp_path = NULL;
+    }
+}
+
+/* Split path into directory and base name; the directory must exist. */
+static int split_path(ggufq_writer *w, const char **base)
+{
+    const char *slash = strrchr(w->path, '/');
+    *base = slash ? slash + 1 : w->path;
+    if (**base == '\0')
+        return gq_writer_fail(w, GGUFQ_E_IO, "output path names a directory");
+    if (slash == NULL)
+        w->dir_path = dup_str(".", 1);
+    else
+        w->dir_path = dup_str(w->path, slash == w->path ? 1 : (size_t)(slash - w->path));
+    if (w->dir_path == NULL)
+        return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
+
+    char eb[128];
+    struct stat st;
+    if (stat(w->dir_path, &st) != 0)
+        return gq_writer_fail(w, GGUFQ_E_IO, "output directory %s %s", w->dir_path,
+                              errno == ENOENT ? "does not exist"
+                                              : errno_text(errno, eb, sizeof eb));
+    if (!S_ISDIR(st.st_mode))
+        return gq_writer_fail(w, GGUFQ_E_IO, "%s is not a directory", w->dir_path);
+    if (stat(w->path, &st) == 0 && S_ISDIR(st.st_mode))
+        return gq_writer_fail(w, GGUFQ_E_IO, "output path is a directory");
+    return GGUFQ_OK;
+}
+
+/*
+ * Create "<dir>/.<base>.tmp-XXXXXX" exclusively. open() with mode 0666 lets the
+ * kernel apply the umask (and default ACLs), unlike mkstemp's fixed 0600.
+ */
+static int create_temp(ggufq_writer *w, const char *base)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_uint counter;  /* distinct names for writers created at the same instant */
+    size_t base_len = strlen(base);
+    if (base_len > 200)  /* keep the temporary name under NAME_MAX */
+        base_len = 200;
+    size_t cap = strlen(w->dir_path) + base_len + 32;
+    w->tmp_path = malloc(cap);
+    if (w->tmp_path == NULL)
+        return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
+
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+                    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)w;
+    int e = EEXIST;
+    for (int attempt = 0; attempt < GQ_TMP_TRIES && e == EEXIST; attempt++) {
+        uint64_t r = gq_wname_hash((const char *)&seed, sizeof seed) + atomic_fetch_add(&counter, 1);
+        seed = r;
+        char sfx[7];
+        for (int i = 0; i < 6; i++, r /= 62)
+            sfx[i] = digits[r % 62];
+        sfx[6] = '\0';
+        snprintf(w->tmp_path, cap, "%s/.%.*s.tmp-%s", w->dir_path, (int)base_len, base, sfx);
+        w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        e = w->fd >= 0 ? 0 : errno;
+    }
+    if (w->fd < 0) {
+        char eb[128];
+        free(w->tmp_path);
+        w->tmp_path = NULL;
+        return gq_writer_fail(w, status_of_errno(e), "cannot create a temporary file in %s: %s",
+                              w->dir_path, errno_text(e, eb, sizeof eb));
+    }
+    return GGUFQ_OK;
+}
+
+static int create_steps(ggufq_writer *w, const char *path, const ggufq_writer_options *opts)
+{
+    w->path = dup_str(path, strlen(path));
+    if (w->path == NULL)
+        return gq_fail(&w->err, GGUFQ_E_NOMEM, path, GGUFQ_NO_OFFSET, "out of memory");
+    if (opts != NULL && opts->alignment != 0) {
+        uint64_t a = opts->alignment;
+        if ((a & (a - 1)) != 0 || a > UINT32_MAX)
+            return gq_writer_fail(w, GGUFQ_E_BAD_ALIGNMENT,
+                                  "alignment %llu is not a power of two that fits in 32 bits",
+                                  (unsigned long long)a);
+        w->opt_alignment = a;
+    }
+    if (opts != NULL && opts->input != NULL) {
+        const char *in = ggufq_file_name(opts->input);
+        if (in != NULL && (w->input_path = dup_str(in, strlen(in))) == NULL)
+            return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
+    }
+    const char *base;
+    int st = split_path(w, &base);
+    if (st == GGUFQ_OK)
+        st = check_not_input(w);
+    if (st != GGUFQ_OK)
+        return st;
+    w->buf_cap = GQ_WRITE_BUFFER;
+    w->buf = malloc(w->buf_cap);
+    if (w->buf == NULL)
+        return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory for the write buffer");
+    return create_temp(w, base);
+}
+
+int ggufq_writer_create(const char *path, const ggufq_writer_options *opts,
+                        ggufq_writer **out, ggufq_error *err)
+{
+    gq_error_clear(err);
+    if (out != NULL)
+        *out = NULL;
+    if (path == NULL || out == NULL || *path == '\0')
+        return gq_fail(err, GGUFQ_E_INVALID_ARG, NULL, GGUFQ_NO_OFFSET,
+                       "ggufq_writer_create: %s is NULL or empty", out == NULL ? "out" : "path");
+    ggufq_writer *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return gq_fail(err, GGUFQ_E_NOMEM, path, GGUFQ_NO_OFFSET, "out of memory");
+    w->fd = -1;
+    gq_error_clear(&w->err);
+    int st = create_steps(w, path, opts);
+    if (st != GGUFQ_OK) {
+        if (err != NULL)
+            *err = w->err;
+        discard_temp(w);
+        free_writer(w);
+        return st;
+    }
+    *out = w;
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Tensors                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* Element count and byte size of a tensor, checked like ggml does when loading. */
+static int tensor_size(ggufq_writer *w, const char *name, ggufq_type type,
+                       uint32_t n_dims, const int64_t *dims, uint64_t *size)
+{
+    const gq_type_traits *tt = gq_type_traits_of((int)type);
+    if (tt == NULL)
+        return gq_writer_fail(w, GGUFQ_E_UNKNOWN_TYPE, "tensor '%s': unknown type %d", name, (int)type);
+    if (n_dims == 0 || n_dims > GGUFQ_MAX_DIMS)
+        return gq_writer_fail(w, GGUFQ_E_BAD_DIMS, "tensor '%s': %u dimensions (must be 1..%d)",
+                              name, n_dims, GGUFQ_MAX_DIMS);
+    bool empty = false;
+    for (uint32_t i = 0; i < n_dims; i++) {
+        if (dims[i] < 0)
+            return gq_writer_fail(w, GGUFQ_E_BAD_DIMS, "tensor '%s': dimension %u is negative (%lld)",
+                                  name, i, (long long)dims[i]);
+        empty = empty || dims[i] == 0;
+    }
+    /* Like ggml: a zero-element tensor is fine; otherwise the count must stay below INT64_MAX. */
+    int64_t n = empty ? 0 : 1;
+    for (uint32_t i = 0; i < n_dims && !empty; i++) {
+        if (n >= INT64_MAX / dims[i])
+            return gq_writer_fail(w, GGUFQ_E_OVERFLOW, "tensor '%s': element count overflows", name);
+        n *= dims[i];
+    }
+    if (dims[0] % tt->block_size != 0)
+        return gq_writer_fail(w, GGUFQ_E_BAD_SHAPE,
+                              "tensor '%s': row length %lld is not a multiple of %s's block size %lld",
+                              name, (long long)dims[0], tt->name, (long long)tt->block_size);
+    uint64_t blocks = (uint64_t)(n / tt->block_size);
+    if (blocks > (uint64_t)INT64_MAX / tt->block_bytes || blocks * tt->block_bytes > SIZE_MAX)
+        return gq_writer_fail(w, GGUFQ_E_OVERFLOW, "tensor '%s': byte size overflows", name);
+    *size = blocks * tt->block_bytes;
+    return GGUFQ_OK;
+}
+
+int ggufq_writer_add_tensor(ggufq_writer *w, const char *name, ggufq_type type,
+                            uint32_t n_dims, const int64_t *dims)
+{
+    if (w == NULL)
+        return GGUFQ_E_INVALID_ARG;
+    if (w->state != GQ_W_META)
+        return gq_writer_fail(w, GGUFQ_E_STATE,
+                              "tensors cannot be added after tensor data has been written");
+    if (name == NULL || dims == NULL)
+        return gq_writer_fail(w, GGUFQ_E_INVALID_ARG, "tensor %s is NULL", name ? "dims" : "name");
+    size_t len = strnlen(name, (size_t)GGUFQ_MAX_NAME_LEN + 1);
+    if (len == 0)
+        return gq_writer_fail(w, GGUFQ_E_BAD_NAME, "tensor name is empty");
+    if (len > GGUFQ_MAX_NAME_LEN)
+        return gq_writer_fail(w, GGUFQ_E_BAD_NAME,
+                              "tensor name '%.*s...' is longer than %u bytes (ggml cannot load it)",
+                              (int)GGUFQ_MAX_NAME_LEN, name, GGUFQ_MAX_NAME_LEN);
+    uint64_t size = 0;
+    int st = tensor_size(w, name, type, n_dims, dims, &size);
+    if (st != GGUFQ_OK)
+        return st;
+    uint64_t h = gq_wname_hash(name, len);
+    if (gq_windex_find(&w->tensor_index, w->tensors, sizeof *w->tensors, name, len, h) >= 0)
+        return gq_writer_fail(w, GGUFQ_E_DUPLICATE_TENSOR, "tensor '%s' is already declared", name);
+    if (w->n_tensors >= UINT32_MAX - 1)
+        return gq_writer_fail(w, GGUFQ_E_LIMIT, "too many tensors");
+    if (w->n_tensors == w->tensors_cap) {
+        size_t cap = w->tensors_cap ? w->tensors_cap * 2 : 64;
+        gq_wtensor *t = realloc(w->tensors, cap * sizeof *t);
+        if (t == NULL)
+            return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory for tensor infos");
+        w->tensors = t;
+        w->tensors_cap = cap;
+    }
+    char *copy = dup_str(name, len);
+    if (copy == NULL)
+        return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory for tensor infos");
+    gq_wtensor *t = &w->tensors[w->n_tensors];
+    *t = (gq_wtensor){ .name = { copy, len, h }, .type = type, .n_dims = n_dims, .size = size };
+    for (uint32_t i = 0; i < GGUFQ_MAX_DIMS; i++)
+        t->dims[i] = i < n_dims ? dims[i] : 1;
+    w->n_tensors++;
+    st = gq_windex_add_last(&w->tensor_index, w->tensors, sizeof *w->tensors, w->n_tensors);
+    if (st != GGUFQ_OK) {
+        w->n_tensors--;
+        free(copy);
+        return gq_writer_fail(w, st, "out of memory for the tensor index");
+    }
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Header                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* Decide the alignment and the tensor offsets; adds general.alignment if opts asked for one. */
+static int plan_layout(ggufq_writer *w)
+{
+    uint64_t alignment = GGUFQ_DEFAULT_ALIGNMENT;
+    bool add_key = false;
+    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, "general.alignment", 17,
+                                gq_wname_hash("general.alignment", 17));
+    if (at >= 0) {  /* validated when set: a power-of-two uint32 */
+        const uint8_t *e = w->kv[at].enc;
+        alignment = (uint64_t)e[0] | (uint64_t)e[1] << 8 | (uint64_t)e[2] << 16 | (uint64_t)e[3] << 24;
+    } else if (w->opt_alignment != 0) {
+        alignment = w->opt_alignment;
+        add_key = alignment != GGUFQ_DEFAULT_ALIGNMENT;
+    }
+
+    uint64_t off = 0, total = 0;
+    for (size_t i = 0; i < w->n_tensors; i++) {
+        gq_wtensor *t = &w->tensors[i];
+        uint64_t padded = t->size + pad_to(t->size, alignment);
+        if (padded < t->size || off > (uint64_t)INT64_MAX - padded)
+            return gq_writer_fail(w, GGUFQ_E_OVERFLOW, "tensor data exceeds 2^63 bytes");
+        t->offset = off;
+        off += padded;
+        total += t->size;
+    }
+    if (add_key) {
+        uint8_t *enc = malloc(4);
+        if (enc == NULL)
+            return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
+        for (int i = 0; i < 4; i++)
+            enc[i] = (uint8_t)(alignment >> (8 * i));
+        int st = gq_writer_put_kv(w, "general.alignment", 17, GGUFQ_VT_UINT32, enc, 4);
+        if (st != GGUFQ_OK)
+            return st;
+    }
+    w->alignment = alignment;
+    w->data_total = total;
+    return GGUFQ_OK;
+}
+
+static int put_header(ggufq_writer *w)
+{
+    int st = buf_put(w, "GGUF", 4);
+    if (st == GGUFQ_OK) st = buf_le(w, GQ_GGUF_VERSION, 4);
+    if (st == GGUFQ_OK) st = buf_le(w, w->n_tensors, 8);
+    if (st == GGUFQ_OK) st = buf_le(w, w->n_kv, 8);
+    for (size_t i = 0; st == GGUFQ_OK && i < w->n_kv; i++) {
+        const gq_wkv *kv = &w->kv[i];
+        st = buf_le(w, kv->key.len, 8);
+        if (st == GGUFQ_OK) st = buf_put(w, kv->key.s, kv->key.len);
+        if (st == GGUFQ_OK) st = buf_le(w, (uint64_t)kv->type, 4);
+        if (st == GGUFQ_OK) st = buf_put(w, kv->enc, kv->enc_len);
+    }
+    for (size_t i = 0; st == GGUFQ_OK && i < w->n_tensors; i++) {
+        const gq_wtensor *t = &w->tensors[i];
+        st = buf_le(w, t->name.len, 8);
+        if (st == GGUFQ_OK) st = buf_put(w, t->name.s, t->name.len);
+        if (st == GGUFQ_OK) st = buf_le(w, t->n_dims, 4);
+        for (uint32_t d = 0; st == GGUFQ_OK && d < t->n_dims; d++)
+            st = buf_le(w, (uint64_t)t->dims[d], 8);
+        if (st == GGUFQ_OK) st = buf_le(w, (uint64_t)t->type, 4);
+        if (st == GGUFQ_OK) st = buf_le(w, t->offset, 8);
+    }
+    /* ggml pads the header even when there are no tensors */
+    if (st == GGUFQ_OK)
+        st = buf_zeros(w, pad_to(out_pos(w), w->alignment));
+    return st;
+}
+
+/* Step past zero-byte tensors: they are complete as soon as they are reached. */
+static void skip_empty_tensors(ggufq_writer *w)
+{
+    while (w->cur < w->n_tensors && w->tensors[w->cur].size == 0)
+        w->cur++;
+}
+
+/* Freeze metadata and tensor list, write the header. */
+static int freeze(ggufq_writer *w)
+{
+    int st = plan_layout(w);
+    if (st != GGUFQ_OK)
+        return st;
+    w->state = GQ_W_DATA;
+    st = put_header(w);
+    if (st != GGUFQ_OK)
+        return st;  /* put_header failed on I/O: state is GQ_W_FAILED */
+    w->cur = 0;
+    w->cur_written = 0;
+    skip_empty_tensors(w);
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Data                                                                      */
+/* ------------------------------------------------------------------------- */
+
+int ggufq_writer_write(ggufq_writer *w, const void *data, size_t size)
+{
+    if (w == NULL)
+        return GGUFQ_E_INVALID_ARG;
+    if (w->state == GQ_W_FAILED)
+        return w->failed_status;
+    if (data == NULL && size > 0)
+        return gq_writer_fail(w, GGUFQ_E_INVALID_ARG, "data is NULL");
+    if (w->state == GQ_W_META) {
+        int st = freeze(w);
+        if (st != GGUFQ_OK)
+            return st;
+    }
+    if (size > w->data_total - w->data_written)
+        return gq_writer_fail(w, GGUFQ_E_STATE,
+                              "%zu bytes given but only %llu bytes of tensor data remain",
+                              size, (unsigned long long)(w->data_total - w->data_written));
+    const uint8_t *p = data;
+    while (size > 0) {
+        gq_wtensor *t = &w->tensors[w->cur];
+        uint64_t left = t->size - w->cur_written;
+        size_t take = left < size ? (size_t)left : size;
+        int st = buf_put(w, p, take);
+        if (st != GGUFQ_OK)
+            return st;
+        p += take;
+        size -= take;
+        w->cur_written += take;
+        w->data_written += take;
+        if (w->cur_written == t->size) {
+            st = buf_zeros(w, pad_to(t->size, w->alignment));
+            if (st != GGUFQ_OK)
+                return st;
+            w->cur++;
+            w->cur_written = 0;
+            skip_empty_tensors(w);
+        }
+    }
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Finish                                                                    */
+/* ------------------------------------------------------------------------- */
+
+static int sync_directory(ggufq_writer *w)
+{
+    int fd = open(w->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = 0;
+    if (fd < 0)
+        e = errno;
+    else if (fsync(fd) != 0)
+        e = errno;
+    if (fd >= 0)
+        close(fd);
+    /* some file systems cannot fsync a directory: nothing more can be done there */
+    if (e == 0 || e == EINVAL || e == ENOTSUP)
+        return GGUFQ_OK;
+    char eb[128];
+    return gq_writer_fail(w, GGUFQ_E_IO, "file written, but syncing directory %s failed: %s",
+                          w->dir_path, errno_text(e, eb, sizeof eb));
+}
+
+/* Everything up to (not including) the rename. */
+static int finish_file(ggufq_writer *w)
+{
+    if (w->state == GQ_W_FAILED)
+        return w->failed_status;
+    if (w->state == GQ_W_META) {
+        int st = freeze(w);
+        if (st != GGUFQ_OK)
+            return st;
+    }
+    if (w->cur < w->n_tensors) {
+        const gq_wtensor *t = &w->tensors[w->cur];
+        return gq_writer_fail(w, GGUFQ_E_STATE,
+                              "tensor '%s' got %llu of its %llu bytes (%llu bytes of tensor data missing)",
+                              t->name.s, (unsigned long long)w->cur_written,
+                              (unsigned long long)t->size,
+                              (unsigned long long)(w->data_total - w->data_written));
+    }
+    int st = buf_flush(w);
+    if (st != GGUFQ_OK)
+        return st;
+    int e = inject_fsync_errno;
+    if (e == 0 && fsync(w->fd) != 0)
+        e = errno;
+    if (e != 0)
+        return io_fail(w, e, "syncing");
+    int fd = w->fd;
+    w->fd = -1;
+    if (close(fd) != 0)
+        return io_fail(w, errno, "closing");
+    return check_not_input(w);
+}
+
+int ggufq_writer_finish(ggufq_writer *w, ggufq_error *err)
+{
+    gq_error_clear(err);
+    if (w == NULL)
+        return gq_fail(err, GGUFQ_E_INVALID_ARG, NULL, GGUFQ_NO_OFFSET,
+                       "ggufq_writer_finish: writer is NULL");
+    int st = finish_file(w);
+    if (st == GGUFQ_OK && rename(w->tmp_path, w->path) != 0) {
+        char eb[128];
+        st = gq_writer_fail(w, GGUFQ_E_IO, "cannot rename %s into place: %s", w->tmp_path,
+                            errno_text(errno, eb, sizeof eb));
+    }
+    if (st == GGUFQ_OK) {
+        free(w->tmp_path);  /* it is the output now: never unlink it */
+        w->tmp_path = NULL;
+        st = sync_directory(w);
+    }
+    if (st != GGUFQ_OK && err != NULL)
+        *err = w->err;
+    discard_temp(w);
+    free_writer(w);
+    return st;
+}
+
+void ggufq_writer_abort(ggufq_writer *w)
+{
+    if (w == NULL)
+        return;
+    discard_temp(w);
+    free_writer(w);
+}
+
+const ggufq_error *ggufq_writer_error(const ggufq_writer *w)
+{
+    static const ggufq_error no_writer = { GGUFQ_E_INVALID_ARG, GGUFQ_NO_OFFSET, "writer is NULL" };
+    return w ? &w->err : &no_writer;
+}
