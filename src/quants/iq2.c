@@ -1,12 +1,631 @@
-/* iq2.c — placeholder: kernels not written yet. */
-#include "quants.h"
+/*
+ * iq2.c — IQ2_XXS, IQ2_XS and IQ2_S: 2-bit quants on 8-dimensional grids
+ * (ggml's dequantize_row_iq2_* and quantize_iq2_*).
+ *
+ * Each group of 8 weights is stored as a grid index (the magnitudes, grid
+ * coordinates 0..2 meaning 1, 3, 5 in units of the group scale) and 8 sign
+ * bits. IQ2_XXS and IQ2_XS keep only 7 sign bits: the 8th is implied by an
+ * even number of negative signs, so the quantizer flips the least important
+ * weight of a group with an odd count.
+ *
+ * Block layouts (256 weights, little-endian):
+ *   IQ2_XXS (66 bytes): d:f16 | 8 x (4 grid bytes, u32 signs 4x7 bits + 4-bit scale)
+ *   IQ2_XS  (74 bytes): d:f16 | 32 x u16 (9-bit grid index, 7 sign bits) | 8 x (2 x 4-bit scale)
+ *   IQ2_S   (82 bytes): d:f16 | 32 grid low bytes | 32 sign bytes | 8 qh (4 x 2 high bits) | 8 scales
+ *
+ * Arithmetic follows ggml operation by operation (float only, ggml's
+ * nearest_int rounding); where ggml would abort (a search that finds no grid
+ * point because the distances overflowed to Inf/NaN) we return
+ * GGUFQ_E_NONFINITE instead.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
 
-void gq_dequantize_iq2_xxs(const void *src, float *dst, int64_t n) { (void)src; (void)dst; (void)n; }
-int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
-{ (void)src; (void)dst; (void)nrows; (void)n_per_row; (void)imatrix; return GGUFQ_E_NOT_IMPLEMENTED; }
-void gq_dequantize_iq2_xs(const void *src, float *dst, int64_t n) { (void)src; (void)dst; (void)n; }
-int gq_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
-{ (void)src; (void)dst; (void)nrows; (void)n_per_row; (void)imatrix; return GGUFQ_E_NOT_IMPLEMENTED; }
-void gq_dequantize_iq2_s(const void *src, float *dst, int64_t n) { (void)src; (void)dst; (void)n; }
-int gq_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
-{ (void)src; (void)dst; (void)nrows; (void)n_per_row; (void)imatrix; return GGUFQ_E_NOT_IMPLEMENTED; }
+#include "common.h"
+#include "iqgrid.h"
+#include "qhelpers.h"
+#include "quants.h"
+#include "tables.h"
+
+#define QK_K 256
+
+#define IQ2_XXS_BYTES 66
+#define IQ2_XS_BYTES  74
+#define IQ2_S_BYTES   82
+
+#define KMAXQ 3 /* grid coordinates 0..2 encode the odd magnitudes 1, 3, 5 */
+
+/* A group search result: the group is negligible and stays all zero. */
+#define GROUP_NEGLIGIBLE 1
+
+static inline uint16_t load_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint32_t load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void store_u16(uint8_t *p, uint16_t v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* 8 weights = db * grid magnitude, negated where the sign bit is set. */
+static inline void decode_group(float *y, float db, uint64_t grid_point, uint8_t signs)
+{
+    for (int j = 0; j < 8; ++j) {
+        const uint8_t mag = (uint8_t)(grid_point >> (8 * j));
+        y[j] = db * mag * (signs & gq_kmask_iq2xs[j] ? -1.f : 1.f);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Dequantization                                                            */
+/* ------------------------------------------------------------------------- */
+
+void gq_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *blk = src;
+    for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XXS_BYTES) {
+        const float d = gq_fp16_to_fp32(load_u16(blk));
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const uint8_t *q   = blk + 2 + 8 * ib;
+            const uint32_t aux = load_u32(q + 4);
+            const float db = d * (0.5f + (aux >> 28)) * 0.25f;
+            for (int l = 0; l < 4; ++l, dst += 8)
+                decode_group(dst, db, gq_iq2xxs_grid[q[l]], gq_ksigns_iq2xs[(aux >> 7 * l) & 127]);
+        }
+    }
+}
+
+void gq_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *blk = src;
+    for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XS_BYTES) {
+        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const uint8_t *scales = blk + 2 + QK_K / 4;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const float db[2] = {
+                d * (0.5f + (scales[ib] & 0xf)) * 0.25f,
+                d * (0.5f + (scales[ib] >> 4)) * 0.25f,
+            };
+            for (int l = 0; l < 4; ++l, dst += 8) {
+                const uint16_t q = load_u16(blk + 2 + 2 * (4 * ib + l));
+                decode_group(dst, db[l / 2], gq_iq2xs_grid[q & 511], gq_ksigns_iq2xs[q >> 9]);
+            }
+        }
+    }
+}
+
+void gq_dequantize_iq2_s(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *blk = src;
+    for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_S_BYTES) {
+        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const uint8_t *qs     = blk + 2;
+        const uint8_t *signs  = qs + QK_K / 8;
+        const uint8_t *qh     = blk + 2 + QK_K / 4;
+        const uint8_t *scales = qh + QK_K / 32;
+        for (int ib = 0; ib < QK_K / 32; ++ib, qs += 4, signs += 4) {
+            const float db[2] = {
+                d * (0.5f + (scales[ib] & 0xf)) * 0.25f,
+                d * (0.5f + (scales[ib] >> 4)) * 0.25f,
+            };
+            for (int l = 0; l < 4; ++l, dst += 8) {
+                const int index = qs[l] | ((qh[ib] << (8 - 2 * l)) & 0x300);
+                decode_group(dst, db[l / 2], gq_iq2s_grid[index], signs[l]);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Quantization helpers                                                      */
+/* ------------------------------------------------------------------------- */
+
+/* Grid coordinate of a magnitude: nearest_int(0.5*(id*x - 1)) clamped to 0..2. */
+static inline int8_t coord_of(float id, float x)
+{
+    const int l = gq_nearest_int(0.5f * (id * x - 1));
+    return (int8_t)GQ_MAX(0, GQ_MIN(KMAXQ - 1, l));
+}
+
+/*
+ * ggml's iq2_find_best_neighbour: the neighbour of an off-grid point nearest
+ * to xval in the weighted norm, at this scale; its coordinates go to L.
+ * Returns the grid index, or -1 if every distance is Inf/NaN.
+ */
+static int nearest_neighbour(const gq_iqgrid *g, int32_t map_entry, const float *xval,
+                             const float *weight, float scale, int8_t *L)
+{
+    const uint16_t *nb = gq_iqgrid_neighbours(g, map_entry);
+    float best_d2 = FLT_MAX;
+    int best = -1;
+    for (int j = 1; j <= nb[0]; ++j) {
+        const uint8_t *c = g->coords[nb[j]];
+        float d2 = 0;
+        for (int i = 0; i < 8; ++i) {
+            const float q = 2 * c[i] + 1;
+            const float diff = scale * q - xval[i];
+            d2 += weight[i] * diff * diff;
+        }
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            best = nb[j];
+        }
+    }
+    if (best >= 0)
+        memcpy(L, g->coords[best], 8);
+    return best;
+}
+
+/* Round 8 magnitudes to the grid at inverse scale id; L gets a grid point.
+ * Returns 1 if the rounded point was on the grid, 0 if a neighbour was taken,
+ * -1 if no neighbour could be chosen. */
+static int round_group_to_grid(const gq_iqgrid *g, const float *xval, const float *waux,
+                               float id, float scale, int8_t *L)
+{
+    for (int i = 0; i < 8; ++i)
+        L[i] = coord_of(id, xval[i]);
+    const int32_t m = g->map[gq_iqgrid_key(L)];
+    if (m >= 0)
+        return 1;
+    return nearest_neighbour(g, m, xval, waux, scale, L) >= 0 ? 0 : -1;
+}
+
+/* Grid index of L, or -1 if L is not a grid point (or not a lattice point). */
+static int grid_index_of(const gq_iqgrid *g, const int8_t *L)
+{
+    for (int i = 0; i < 8; ++i)
+        if (L[i] < 0 || L[i] > KMAXQ - 1)
+            return -1;
+    const int32_t m = g->map[gq_iqgrid_key(L)];
+    return m >= 0 ? m : -1;
+}
+
+/* sum w*x*q and sum w*q*q over n weights with q = 2*L + 1 (ggml's order). */
+static void grid_sums(int n, const float *weight, const float *xval, const int8_t *L,
+                      float *sumqx_out, float *sumq2_out)
+{
+    float sumqx = 0, sumq2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const float w = weight[i];
+        const float q = 2 * L[i] + 1;
+        sumqx += w * xval[i] * q;
+        sumq2 += w * q * q;
+    }
+    *sumqx_out = sumqx;
+    *sumq2_out = sumq2;
+}
+
+/*
+ * Magnitudes of 8 weights into xval and their sign bits (returned). With
+ * even_parity (IQ2_XXS/XS: the 8th sign is implied), a group with an odd
+ * number of negatives gets its least important weight's sign flipped.
+ */
+static uint8_t split_signs(const float *xb, const float *weight, float *xval, int even_parity)
+{
+    int nflip = 0;
+    uint8_t s = 0;
+    for (int i = 0; i < 8; ++i) {
+        if (xb[i] >= 0) {
+            xval[i] = xb[i];
+        } else {
+            xval[i] = -xb[i];
+            ++nflip;
+            s |= (uint8_t)(1 << i);
+        }
+    }
+    if (even_parity && nflip % 2) {
+        int imin = 0;
+        float min = weight[imin] * xb[imin] * xb[imin];
+        for (int i = 1; i < 8; ++i) {
+            const float ax = weight[i] * xb[i] * xb[i];
+            if (ax < min) {
+                min = ax;
+                imin = i;
+            }
+        }
+        xval[imin] = -xval[imin];
+        s ^= (uint8_t)(1 << imin);
+    }
+    return s;
+}
+
+static float row_sumx2(const float *xbl)
+{
+    float sumx2 = 0;
+    for (int i = 0; i < QK_K; ++i)
+        sumx2 += xbl[i] * xbl[i];
+    return sumx2;
+}
+
+/* Block scale from the group scales: 4 bits, l = nearest_int(0.5*(id*s - 1)) in 0..15. */
+static inline int scale_code(float id, float s)
+{
+    const int l = gq_nearest_int(0.5f * (id * s - 1));
+    return GQ_MAX(0, GQ_MIN(15, l));
+}
+
+/* ------------------------------------------------------------------------- */
+/* IQ2_XXS                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Scale and grid points of 32 weights (ggml's inner loop of
+ * quantize_row_iq2_xxs_impl): make_qp_quants gives a first scale, 13 trial
+ * scales around it are rounded to the grid, the best is refined once.
+ * L receives the grid points, *scale_out the scale. Returns GGUFQ_OK,
+ * GROUP_NEGLIGIBLE (nothing to store), or a negative status.
+ */
+static int iq2_xxs_group(const gq_iqgrid *g, const float *xval, const float *weight,
+                         const float *waux, int8_t *L, float *scale_out)
+{
+    int8_t Laux[32];
+    float max = xval[0];
+    for (int i = 1; i < 32; ++i)
+        max = GQ_MAX(max, xval[i]);
+    if (max < GQ_GROUP_MAX_EPS)
+        return GROUP_NEGLIGIBLE;
+    float scale = gq_make_qp_quants(32, KMAXQ + 1, xval, (uint8_t *)L, weight);
+    const float eff_max = scale * KMAXQ;
+    if (eff_max <= 0)
+        return GROUP_NEGLIGIBLE;
+    float best = 0;
+    for (int is = -6; is <= 6; ++is) {
+        const float id = (2 * KMAXQ - 1 + is * 0.1f) / eff_max;
+        const float this_scale = 1 / id;
+        for (int k = 0; k < 4; ++k)
+            if (round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, this_scale, Laux + 8 * k) < 0)
+                return GGUFQ_E_NONFINITE;
+        float sumqx, sumq2;
+        grid_sums(32, weight, xval, Laux, &sumqx, &sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            memcpy(L, Laux, 32);
+        }
+    }
+    if (scale > 0) {
+        const float id = 1 / scale;
+        for (int k = 0; k < 4; ++k)
+            if (round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
+                return GGUFQ_E_NONFINITE;
+        float sumqx, sumq2;
+        grid_sums(32, weight, xval, L, &sumqx, &sumq2);
+        if (sumq2 > 0)
+            scale = sumqx / sumq2;
+    }
+    *scale_out = scale;
+    return GGUFQ_OK;
+}
+
+static int quantize_row_iq2_xxs(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
+                                const float *quant_weights)
+{
+    float scales[QK_K / 32], weight[32], xval[32], waux[32];
+    int8_t L[32];
+    uint8_t block_signs[4];
+    uint32_t q2[2 * (QK_K / 32)];
+
+    for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ2_XXS_BYTES) {
+        store_u16(y, gq_fp32_to_fp16(0.f));
+        memset(q2, 0, sizeof q2);
+        float max_scale = 0;
+        const float *xbl = x + QK_K * ibl;
+        const float sigma2 = row_sumx2(xbl) / QK_K;
+
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const float *xb = xbl + 32 * ib;
+            const float *qw = quant_weights + QK_K * ibl + 32 * ib;
+            for (int i = 0; i < 32; ++i)
+                weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
+            for (int i = 0; i < 32; ++i)
+                waux[i] = sqrtf(weight[i]);
+            for (int k = 0; k < 4; ++k)
+                block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 1) & 127;
+
+            float scale;
+            const int st = iq2_xxs_group(g, xval, weight, waux, L, &scale);
+            if (st < 0)
+                return st;
+            if (st == GROUP_NEGLIGIBLE) {
+                scales[ib] = 0; /* ggml leaves the group's words zero */
+                continue;
+            }
+            if (scale < 0) {
+                /* ggml: "should never happen"; keep the scale positive by flipping signs */
+                scale = -scale;
+                for (int k = 0; k < 4; ++k)
+                    block_signs[k] = (uint8_t)(~block_signs[k] & 127);
+            }
+            for (int k = 0; k < 4; ++k) {
+                const int index = grid_index_of(g, L + 8 * k);
+                if (index < 0)
+                    return GGUFQ_E_NONFINITE;
+                q2[2 * ib + 0] |= (uint32_t)index << 8 * k;
+                q2[2 * ib + 1] |= (uint32_t)block_signs[k] << 7 * k;
+            }
+            if (!(scale >= 0)) /* NaN: ggml asserts scale >= 0 */
+                return GGUFQ_E_NONFINITE;
+            scales[ib] = scale;
+            max_scale = GQ_MAX(max_scale, scale);
+        }
+
+        if (!max_scale) {
+            memset(y + 2, 0, QK_K / 4);
+            continue;
+        }
+        const float d = max_scale / 31;
+        store_u16(y, gq_fp32_to_fp16(d));
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 32; ++ib)
+            q2[2 * ib + 1] |= (uint32_t)scale_code(id, scales[ib]) << 28;
+        memcpy(y + 2, q2, QK_K / 4);
+    }
+    return GGUFQ_OK;
+}
+
+int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                        const float *imatrix)
+{
+    if (!imatrix)
+        return GGUFQ_E_NEEDS_IMATRIX;
+    const gq_iqgrid *g = gq_iqgrid_get(GQ_IQGRID_IQ2XXS);
+    if (!g)
+        return GGUFQ_E_NOMEM;
+    uint8_t *row = dst;
+    const int64_t row_bytes = n_per_row / QK_K * IQ2_XXS_BYTES;
+    for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
+        const int st = quantize_row_iq2_xxs(g, src, row, n_per_row, imatrix);
+        if (st != GGUFQ_OK)
+            return st;
+    }
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* IQ2_XS and IQ2_S                                                          */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Scale and grid points of 16 weights (the inner loop ggml's
+ * quantize_row_iq2_xs_impl and quantize_row_iq2_s_impl share): 19 trial
+ * scales around max/5 are rounded to the grid; the groups of the best trial
+ * that needed a neighbour are re-rounded at its scale, and the scale refit.
+ * Returns GGUFQ_OK, GROUP_NEGLIGIBLE (max < eps) or a negative status.
+ */
+static int iq2_group16(const gq_iqgrid *g, const float *xval, const float *weight,
+                       const float *waux, float eps, int8_t *L, float *scale_out)
+{
+    int8_t Laux[16];
+    int on_grid[2] = { 1, 1 }, on_grid_aux[2];
+    float max = xval[0];
+    for (int i = 1; i < 16; ++i)
+        max = GQ_MAX(max, xval[i]);
+    memset(L, 0, 16);
+    if (max < eps)
+        return GROUP_NEGLIGIBLE;
+    float best = 0;
+    float scale = max / (2 * KMAXQ - 1);
+    for (int is = -9; is <= 9; ++is) {
+        const float id = (2 * KMAXQ - 1 + is * 0.1f) / max;
+        const float this_scale = 1 / id;
+        for (int k = 0; k < 2; ++k) {
+            on_grid_aux[k] = round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, this_scale, Laux + 8 * k);
+            if (on_grid_aux[k] < 0)
+                return GGUFQ_E_NONFINITE;
+        }
+        float sumqx, sumq2;
+        grid_sums(16, weight, xval, Laux, &sumqx, &sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            memcpy(L, Laux, 16);
+            on_grid[0] = on_grid_aux[0];
+            on_grid[1] = on_grid_aux[1];
+        }
+    }
+    if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
+        const float id = 1 / scale;
+        for (int k = 0; k < 2; ++k) {
+            if (on_grid[k])
+                continue;
+            if (round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
+                return GGUFQ_E_NONFINITE;
+        }
+        float sumqx, sumq2;
+        grid_sums(16, weight, xval, L, &sumqx, &sumq2);
+        if (sumq2 > 0)
+            scale = sumqx / sumq2;
+    }
+    *scale_out = scale;
+    return GGUFQ_OK;
+}
+
+static int quantize_row_iq2_xs(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
+                               const float *quant_weights)
+{
+    float scales[QK_K / 16], weight[16], xval[16], waux[16];
+    int8_t L[16];
+    uint8_t block_signs[2];
+    uint16_t q2[2 * (QK_K / 16)];
+
+    for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ2_XS_BYTES) {
+        uint8_t *yscales = y + 2 + QK_K / 4;
+        store_u16(y, gq_fp32_to_fp16(0.f));
+        memset(q2, 0, sizeof q2);
+        memset(yscales, 0, QK_K / 32);
+        float max_scale = 0;
+        const float *xbl = x + QK_K * ibl;
+        const float sigma2 = row_sumx2(xbl) / QK_K;
+
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            const float *xb = xbl + 16 * ib;
+            const float *qw = quant_weights + QK_K * ibl + 16 * ib;
+            for (int i = 0; i < 16; ++i)
+                weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
+            for (int i = 0; i < 16; ++i)
+                waux[i] = sqrtf(weight[i]);
+            for (int k = 0; k < 2; ++k)
+                block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 1) & 127;
+
+            float scale;
+            const int st = iq2_group16(g, xval, weight, waux, GQ_GROUP_MAX_EPS, L, &scale);
+            if (st < 0)
+                return st;
+            if (st == GROUP_NEGLIGIBLE) {
+                scales[ib] = 0;
+                continue;
+            }
+            if (scale < 0) {
+                scale = -scale;
+                for (int k = 0; k < 2; ++k)
+                    block_signs[k] = (uint8_t)(~block_signs[k] & 127);
+            }
+            for (int k = 0; k < 2; ++k) {
+                const int index = grid_index_of(g, L + 8 * k);
+                if (index < 0)
+                    return GGUFQ_E_NONFINITE;
+                q2[2 * ib + k] = (uint16_t)(index | (block_signs[k] << 9));
+            }
+            if (!(scale >= 0)) /* NaN: ggml asserts scale >= 0 */
+                return GGUFQ_E_NONFINITE;
+            scales[ib] = scale;
+            max_scale = GQ_MAX(max_scale, scale);
+        }
+
+        if (!max_scale) {
+            memset(y + 2, 0, QK_K / 4);
+            continue;
+        }
+        const float d = max_scale / 31;
+        store_u16(y, gq_fp32_to_fp16(d));
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            const int l = scale_code(id, scales[ib]);
+            if (ib % 2 == 0)
+                yscales[ib / 2] = (uint8_t)l;
+            else
+                yscales[ib / 2] |= (uint8_t)(l << 4);
+        }
+        memcpy(y + 2, q2, QK_K / 4);
+    }
+    return GGUFQ_OK;
+}
+
+int gq_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix)
+{
+    if (!imatrix)
+        return GGUFQ_E_NEEDS_IMATRIX;
+    const gq_iqgrid *g = gq_iqgrid_get(GQ_IQGRID_IQ2XS);
+    if (!g)
+        return GGUFQ_E_NOMEM;
+    uint8_t *row = dst;
+    const int64_t row_bytes = n_per_row / QK_K * IQ2_XS_BYTES;
+    for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
+        const int st = quantize_row_iq2_xs(g, src, row, n_per_row, imatrix);
+        if (st != GGUFQ_OK)
+            return st;
+    }
+    return GGUFQ_OK;
+}
+
+static int quantize_row_iq2_s(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
+                              const float *quant_weights)
+{
+    float scales[QK_K / 16], weight[16], xval[16], waux[16];
+    int8_t L[16];
+    uint8_t block_signs[2];
+
+    for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ2_S_BYTES) {
+        uint8_t *qs = y + 2, *qh = y + 2 + QK_K / 4, *yscales = qh + QK_K / 32;
+        memset(y, 0, IQ2_S_BYTES);
+        store_u16(y, gq_fp32_to_fp16(0.f));
+        float max_scale = 0;
+        const float *xbl = x + QK_K * ibl;
+        const float sigma2 = 2 * row_sumx2(xbl) / QK_K;
+
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            const float *xb = xbl + 16 * ib;
+            if (quant_weights) {
+                const float *qw = quant_weights + QK_K * ibl + 16 * ib;
+                for (int i = 0; i < 16; ++i)
+                    weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
+            } else {
+                for (int i = 0; i < 16; ++i)
+                    weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
+            }
+            for (int i = 0; i < 16; ++i)
+                waux[i] = sqrtf(weight[i]);
+            for (int k = 0; k < 2; ++k)
+                block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 0);
+
+            float scale;
+            const int st = iq2_group16(g, xval, weight, waux, GQ_GROUP_MAX_EPS_IQ2_S, L, &scale);
+            if (st < 0)
+                return st;
+            if (st == GROUP_NEGLIGIBLE) {
+                scales[ib] = 0;
+                continue;
+            }
+            if (scale < 0) {
+                scale = -scale;
+                for (int k = 0; k < 2; ++k)
+                    block_signs[k] = (uint8_t)~block_signs[k];
+            }
+            for (int k = 0; k < 2; ++k) {
+                const int index = grid_index_of(g, L + 8 * k);
+                if (index < 0)
+                    return GGUFQ_E_NONFINITE;
+                const int i8 = 2 * ib + k;
+                qs[i8] = (uint8_t)(index & 255);
+                qh[i8 / 4] |= (uint8_t)((index >> 8) << 2 * (i8 % 4));
+                qs[QK_K / 8 + i8] = block_signs[k];
+            }
+            if (!(scale >= 0)) /* NaN: ggml asserts scale >= 0 */
+                return GGUFQ_E_NONFINITE;
+            scales[ib] = scale;
+            max_scale = GQ_MAX(max_scale, scale);
+        }
+
+        if (!max_scale)
+            continue;
+        const float d = max_scale / 31;
+        store_u16(y, gq_fp32_to_fp16(d * 0.9875f));
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            const int l = scale_code(id, scales[ib]);
+            if (ib % 2 == 0)
+                yscales[ib / 2] = (uint8_t)l;
+            else
+                yscales[ib / 2] |= (uint8_t)(l << 4);
+        }
+    }
+    return GGUFQ_OK;
+}
+
+int gq_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix)
+{
+    const gq_iqgrid *g = gq_iqgrid_get(GQ_IQGRID_IQ2S);
+    if (!g)
+        return GGUFQ_E_NOMEM;
+    uint8_t *row = dst;
+    const int64_t row_bytes = n_per_row / QK_K * IQ2_S_BYTES;
+    for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
+        const int st = quantize_row_iq2_s(g, src, row, n_per_row, imatrix);
+        if (st != GGUFQ_OK)
+            return st;
+    }
+    return GGUFQ_OK;
+}
