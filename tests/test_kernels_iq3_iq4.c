@@ -1,0 +1,489 @@
+/*
+ * test_kernels_iq3_iq4.c — IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS kernels:
+ * golden vectors, then bit-for-bit comparison with ggml (the peer library)
+ * on random inputs.
+ */
+#include "testutil.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quants/iq3grid.h"
+
+/* ------------------------------------------------------------------------- */
+/* A minimal GGUF v3 reader for the golden files (independent of libggufq's) */
+/* ------------------------------------------------------------------------- */
+
+typedef struct mini_tensor {
+    char        name[64];
+    int         type;
+    int64_t     dims[4];
+    uint32_t    n_dims;
+    const void *data;
+    size_t      size;
+} mini_tensor;
+
+typedef struct mini_gguf {
+    uint8_t    *bytes;
+    size_t      size;
+    size_t      pos;
+    int         n_tensors;
+    mini_tensor tensors[16];
+} mini_gguf;
+
+static uint64_t rd(mini_gguf *g, int n)
+{
+    assert_true(g->pos + (size_t)n <= g->size);
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i)
+        v |= (uint64_t)g->bytes[g->pos + i] << 8 * i;
+    g->pos += (size_t)n;
+    return v;
+}
+
+static void skip_value(mini_gguf *g, uint32_t vt)
+{
+    static const int scalar_size[13] = { 1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8 };
+    assert_true(vt < 13);
+    if (vt == 8) {
+        g->pos += rd(g, 8);
+    } else if (vt == 9) {
+        const uint32_t et = (uint32_t)rd(g, 4);
+        const uint64_t n = rd(g, 8);
+        for (uint64_t i = 0; i < n; ++i)
+            skip_value(g, et);
+    } else {
+        g->pos += (size_t)scalar_size[vt];
+    }
+    assert_true(g->pos <= g->size);
+}
+
+static void mini_open(mini_gguf *g, const char *path)
+{
+    memset(g, 0, sizeof *g);
+    g->bytes = tu_read_file(path, &g->size);
+    assert_non_null(g->bytes);
+    assert_memory_equal(g->bytes, "GGUF", 4);
+    g->pos = 4;
+    assert_int_equal(rd(g, 4), 3);
+    const uint64_t n_tensors = rd(g, 8), n_kv = rd(g, 8);
+    assert_true(n_tensors <= 16);
+    uint64_t alignment = 32;
+    for (uint64_t i = 0; i < n_kv; ++i) {
+        const uint64_t klen = rd(g, 8);
+        const int is_align = klen == 17 && memcmp(g->bytes + g->pos, "general.alignment", 17) == 0;
+        g->pos += klen;
+        const uint32_t vt = (uint32_t)rd(g, 4);
+        if (is_align && vt == 4)
+            alignment = rd(g, 4);
+        else
+            skip_value(g, vt);
+    }
+    uint64_t offsets[16];
+    for (uint64_t i = 0; i < n_tensors; ++i) {
+        mini_tensor *t = &g->tensors[i];
+        const uint64_t nlen = rd(g, 8);
+        assert_true(nlen < sizeof t->name);
+        memcpy(t->name, g->bytes + g->pos, nlen);
+        g->pos += nlen;
+        t->n_dims = (uint32_t)rd(g, 4);
+        int64_t rows = 1;
+        for (uint32_t d = 0; d < 4; ++d) {
+            t->dims[d] = d < t->n_dims ? (int64_t)rd(g, 8) : 1;
+            if (d > 0)
+                rows *= t->dims[d];
+        }
+        t->type = (int)rd(g, 4);
+        offsets[i] = rd(g, 8);
+        t->size = ggufq_row_size((ggufq_type)t->type, t->dims[0]) * (size_t)rows;
+    }
+    const size_t data = (g->pos + alignment - 1) / alignment * alignment;
+    for (uint64_t i = 0; i < n_tensors; ++i) {
+        assert_true(data + offsets[i] + g->tensors[i].size <= g->size);
+        g->tensors[i].data = g->bytes + data + offsets[i];
+    }
+    g->n_tensors = (int)n_tensors;
+}
+
+static const mini_tensor *mini_find(const mini_gguf *g, const char *name)
+{
+    for (int i = 0; i < g->n_tensors; ++i)
+        if (strcmp(g->tensors[i].name, name) == 0)
+            return &g->tensors[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Golden vectors                                                            */
+/* ------------------------------------------------------------------------- */
+
+static void check_dequant(ggufq_type type, const mini_tensor *q, const mini_tensor *want)
+{
+    assert_non_null(q);
+    assert_non_null(want);
+    assert_int_equal(q->type, type);
+    const int64_t n = want->dims[0] * want->dims[1];
+    float *out = malloc((size_t)n * sizeof *out);
+    assert_non_null(out);
+    assert_int_equal(ggufq_dequantize(type, q->data, out, n), GGUFQ_OK);
+    assert_memory_equal(out, want->data, (size_t)n * sizeof *out);
+    free(out);
+}
+
+static void check_golden(ggufq_type type, const char *file)
+{
+    mini_gguf g;
+    char rel[64];
+    snprintf(rel, sizeof rel, "golden/%s", file);
+    mini_open(&g, tu_path(rel));
+    const mini_tensor *input = mini_find(&g, "input"), *imatrix = mini_find(&g, "imatrix");
+    assert_non_null(input);
+    assert_non_null(imatrix);
+    const int64_t n_per_row = input->dims[0], nrows = input->dims[1];
+    const size_t qsize = ggufq_row_size(type, n_per_row) * (size_t)nrows;
+    uint8_t *q = malloc(qsize);
+    assert_non_null(q);
+
+    const char *qnames[2] = { "quant", "quant_imatrix" };
+    const char *dnames[2] = { "dequant", "dequant_imatrix" };
+    for (int with_imatrix = 0; with_imatrix < 2; ++with_imatrix) {
+        const mini_tensor *want = mini_find(&g, qnames[with_imatrix]);
+        assert_non_null(want);
+        assert_int_equal(want->size, qsize);
+        memset(q, 0xA5, qsize);
+        assert_int_equal(ggufq_quantize(type, input->data, q, nrows, n_per_row,
+                                        with_imatrix ? imatrix->data : NULL), GGUFQ_OK);
+        assert_memory_equal(q, want->data, qsize);
+        check_dequant(type, want, mini_find(&g, dnames[with_imatrix]));
+    }
+    check_dequant(type, mini_find(&g, "raw"), mini_find(&g, "raw_dequant"));
+    free(q);
+    free(g.bytes);
+}
+
+static void test_golden_iq3_xxs(void **state) { (void)state; check_golden(GGUFQ_TYPE_IQ3_XXS, "iq3_xxs.gguf"); }
+static void test_golden_iq3_s(void **state)   { (void)state; check_golden(GGUFQ_TYPE_IQ3_S, "iq3_s.gguf"); }
+static void test_golden_iq4_nl(void **state)  { (void)state; check_golden(GGUFQ_TYPE_IQ4_NL, "iq4_nl.gguf"); }
+static void test_golden_iq4_xs(void **state)  { (void)state; check_golden(GGUFQ_TYPE_IQ4_XS, "iq4_xs.gguf"); }
+
+/* ------------------------------------------------------------------------- */
+/* Derived IQ3 tables                                                        */
+/* ------------------------------------------------------------------------- */
+
+static int by_distance_then_index(const void *a, const void *b)
+{
+    const int *l = a, *r = b;
+    if (l[0] != r[0])
+        return l[0] < r[0] ? -1 : 1;
+    return l[1] < r[1] ? -1 : l[1] > r[1];
+}
+
+/* The neighbour list of an off-grid lattice point, rebuilt the way ggml's
+ * iq3xs_init_impl does it (qsort by distance, then index; keep the points of
+ * the nwant smallest distances), must equal the table's. */
+static void check_neighbour_list(const gq_iq3_search *t, int key)
+{
+    const int nwant = t->grid_size == 256 ? 2 : 3;
+    int pairs[2 * 512];
+    for (int j = 0; j < t->grid_size; ++j) {
+        int d2 = 0;
+        for (int k = 0; k < 4; ++k) {
+            const int diff = t->coord[j][k] - (2 * ((key >> 3 * k) & 7) + 1);
+            d2 += diff * diff;
+        }
+        pairs[2 * j] = d2;
+        pairs[2 * j + 1] = j;
+    }
+    qsort(pairs, (size_t)t->grid_size, 2 * sizeof(int), by_distance_then_index);
+    const uint16_t *list = t->neighbours + t->list_start[key];
+    int n = 0, distinct = 1;
+    for (int j = 0; j < t->grid_size; ++j) {
+        if (j > 0 && pairs[2 * j] > pairs[2 * j - 2] && ++distinct > nwant)
+            break;
+        assert_true(n < list[0]);
+        assert_int_equal(list[1 + n], pairs[2 * j + 1]);
+        ++n;
+    }
+    assert_int_equal(n, list[0]);
+}
+
+static void test_iq3_search_tables(void **state)
+{
+    (void)state;
+    assert_null(gq_iq3_search_tables(128));
+    const int sizes[2] = { 256, 512 };
+    for (int s = 0; s < 2; ++s) {
+        const gq_iq3_search *t = gq_iq3_search_tables(sizes[s]);
+        assert_non_null(t);
+        assert_ptr_equal(t, gq_iq3_search_tables(sizes[s])); /* built once */
+        assert_int_equal(t->grid_size, sizes[s]);
+        int on_grid = 0;
+        for (int key = 0; key < GQ_IQ3_LATTICE_SIZE; ++key) {
+            const int j = t->grid_index[key];
+            if (j >= 0) {
+                int8_t levels[4];
+                for (int i = 0; i < 4; ++i) {
+                    assert_int_equal(t->coord[j][i] % 2, 1);
+                    levels[i] = (int8_t)((t->coord[j][i] - 1) / 2);
+                }
+                assert_int_equal(gq_iq3_lattice_key(levels), key);
+                ++on_grid;
+                continue;
+            }
+            check_neighbour_list(t, key);
+        }
+        assert_int_equal(on_grid, sizes[s]);
+    }
+    /* IQ3_XXS grid point 5 is 0x04040c3e: levels (7, 1, 0, 0) */
+    const gq_iq3_search *t = gq_iq3_search_tables(256);
+    assert_int_equal(t->coord[5][0], 15);
+    assert_int_equal(t->coord[5][1], 3);
+    assert_int_equal(t->coord[5][3], 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Inputs ggml would abort on: we return an error instead                    */
+/* ------------------------------------------------------------------------- */
+
+static void test_iq3_no_abort_on_huge_values(void **state)
+{
+    (void)state;
+    float x[256];
+    uint8_t q[110];
+    for (int i = 0; i < 256; ++i)
+        x[i] = (i % 3 ? 1e30f : -3e29f) * (float)(1 + i % 5);
+    assert_int_equal(ggufq_quantize(GGUFQ_TYPE_IQ3_XXS, x, q, 1, 256, NULL), GGUFQ_E_NONFINITE);
+    assert_int_equal(ggufq_quantize(GGUFQ_TYPE_IQ3_S, x, q, 1, 256, NULL), GGUFQ_E_NONFINITE);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Differential tests against the peer (ggml's libggml-base.so)              */
+/* ------------------------------------------------------------------------- */
+
+typedef size_t (*peer_quantize_fn)(const float *, void *, int64_t, int64_t, const float *);
+typedef void (*peer_dequantize_fn)(const void *, float *, int64_t);
+typedef void (*peer_init_fn)(int);
+
+typedef struct kind {
+    ggufq_type  type;
+    const char *quantize;   /* peer symbols */
+    const char *dequantize;
+    int         block;      /* weights per block */
+} kind;
+
+static const kind kinds[4] = {
+    { GGUFQ_TYPE_IQ3_XXS, "quantize_iq3_xxs", "dequantize_row_iq3_xxs", 256 },
+    { GGUFQ_TYPE_IQ3_S,   "quantize_iq3_s",   "dequantize_row_iq3_s",   256 },
+    { GGUFQ_TYPE_IQ4_NL,  "quantize_iq4_nl",  "dequantize_row_iq4_nl",  32 },
+    { GGUFQ_TYPE_IQ4_XS,  "quantize_iq4_xs",  "dequantize_row_iq4_xs",  256 },
+};
+
+static void *peer;
+
+static int open_peer(void **state)
+{
+    (void)state;
+    peer = tu_peer_open("libggml-base.so");
+    if (peer) {
+        /* ggml builds its IQ3 search tables here (quantize_iq3_* need them) */
+        peer_init_fn init = (peer_init_fn)dlsym(peer, "ggml_quantize_init");
+        if (!init) {
+            fprintf(stderr, "SKIP: peer lacks ggml_quantize_init\n");
+            dlclose(peer);
+            peer = NULL;
+            return 0;
+        }
+        init(GGUFQ_TYPE_IQ3_XXS);
+        init(GGUFQ_TYPE_IQ3_S);
+    }
+    return 0;
+}
+
+static int close_peer(void **state)
+{
+    (void)state;
+    if (peer)
+        dlclose(peer);
+    peer = NULL;
+    return 0;
+}
+
+enum dist {
+    D_GAUSS, D_GAUSS_SMALL, D_GAUSS_LARGE, D_UNIFORM, D_OUTLIERS, D_ZERO_BLOCKS,
+    D_CONST_BLOCKS, D_F16_SUBNORMAL, D_F16_MAX, D_SPARSE, D_NEAR_EPS, D_UNDERFLOW,
+    D_SIXTEENTHS, D_POSITIVE, D_COUNT
+};
+
+static void fill(tu_rng *r, enum dist dist, float *x, int64_t n, int block)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = tu_rand_gauss(r);
+        switch (dist) {
+        case D_GAUSS:         x[i] = g; break;
+        case D_GAUSS_SMALL:   x[i] = 1e-3f * g; break;
+        case D_GAUSS_LARGE:   x[i] = 1e3f * g; break;
+        case D_UNIFORM:       x[i] = 2 * tu_rand_uniform(r) - 1; break;
+        case D_OUTLIERS:      x[i] = tu_rand_u64(r) % 64 == 0 ? 50 * g : g; break;
+        case D_SPARSE:        x[i] = tu_rand_u64(r) % 10 ? 0.f : g; break;
+        /* around IQ3_XXS's all-zero group threshold (1e-8) */
+        case D_NEAR_EPS:      x[i] = 2e-9f * g; break;
+        /* x^2 underflows to 0: zero weights without an imatrix */
+        case D_UNDERFLOW:     x[i] = 1e-24f * g; break;
+        /* exact multiples of 1/16: ties in rounding and in distances */
+        case D_SIXTEENTHS:    x[i] = (float)(int)(g * 16) / 16; break;
+        case D_POSITIVE:      x[i] = fabsf(g); break;
+        /* F16 subnormals are below 6.1e-5; the smallest is 6e-8 */
+        case D_F16_SUBNORMAL: x[i] = 3e-6f * g; break;
+        /* around F16's largest finite value, 65504 (the scale stays below it) */
+        case D_F16_MAX:       x[i] = 60000.f * (2 * tu_rand_uniform(r) - 1); break;
+        default:              x[i] = g; break;
+        }
+    }
+    if (dist == D_ZERO_BLOCKS || dist == D_CONST_BLOCKS) {
+        /* every other 32-group (and some whole blocks) zero or constant */
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t group = i / 32, blk = i / block;
+            if (group % 2 == 1 || blk % 3 == 2)
+                x[i] = dist == D_ZERO_BLOCKS ? 0.f : (blk % 2 ? -0.75f : 0.5f);
+        }
+    }
+}
+
+/* Positive importances, narrow or wide in range, sometimes with zeros. */
+static void random_imatrix(tu_rng *r, float *w, int64_t n)
+{
+    const int mode = (int)(tu_rand_u64(r) % 3);
+    for (int64_t i = 0; i < n; ++i) {
+        if (mode == 0)
+            w[i] = 0.05f + tu_rand_uniform(r);
+        else if (mode == 1)
+            w[i] = expf(2 * tu_rand_gauss(r));
+        else
+            w[i] = tu_rand_u64(r) % 4 ? 0.05f + tu_rand_uniform(r) : 0.f;
+    }
+}
+
+/* Quantize and dequantize one input with both libraries; bytes and floats must match. */
+static void compare_quantize(const kind *k, const float *x, int64_t nrows, int64_t n_per_row,
+                             const float *imatrix, const char *what)
+{
+    peer_quantize_fn pq = (peer_quantize_fn)dlsym(peer, k->quantize);
+    peer_dequantize_fn pd = (peer_dequantize_fn)dlsym(peer, k->dequantize);
+    assert_non_null(pq);
+    assert_non_null(pd);
+    const size_t qsize = ggufq_row_size(k->type, n_per_row) * (size_t)nrows;
+    const int64_t n = nrows * n_per_row;
+    uint8_t *qa = malloc(qsize), *qb = malloc(qsize);
+    float *da = malloc((size_t)n * sizeof *da), *db = malloc((size_t)n * sizeof *db);
+    assert_true(qa && qb && da && db);
+    memset(qa, 0x5A, qsize);
+    memset(qb, 0x5A, qsize);
+    assert_int_equal(ggufq_quantize(k->type, x, qa, nrows, n_per_row, imatrix), GGUFQ_OK);
+    assert_int_equal(pq(x, qb, nrows, n_per_row, imatrix), qsize);
+    if (memcmp(qa, qb, qsize) != 0) {
+        size_t i = 0;
+        while (qa[i] == qb[i])
+            ++i;
+        fail_msg("%s %s: quantized bytes differ at %zu (block %zu): %02x vs ggml %02x",
+                 ggufq_type_name(k->type), what, i, i / ggufq_type_block_bytes(k->type), qa[i], qb[i]);
+    }
+    assert_int_equal(ggufq_dequantize(k->type, qa, da, n), GGUFQ_OK);
+    pd(qb, db, n);
+    assert_memory_equal(da, db, (size_t)n * sizeof *da);
+    free(qa); free(qb); free(da); free(db);
+}
+
+static void differential_quantize(const kind *k)
+{
+    if (!peer) {
+        skip();
+        return;
+    }
+    static const int64_t lens_k[] = { 256, 512, 768, 4096 };
+    static const int64_t lens_nl[] = { 32, 64, 96, 160, 544, 4096 };
+    const int64_t *lens = k->block == 32 ? lens_nl : lens_k;
+    const int nlens = k->block == 32 ? 6 : 4;
+    tu_rng r = { 0x1234 + (uint64_t)k->type };
+    for (int seed = 0; seed < 3; ++seed) {
+    for (int dist = 0; dist < D_COUNT; ++dist) {
+        for (int li = 0; li < nlens; ++li) {
+            const int64_t n_per_row = lens[li];
+            const int64_t nrows = n_per_row >= 4096 ? 1 : 3;
+            float *x = malloc((size_t)(nrows * n_per_row) * sizeof *x);
+            float *w = malloc((size_t)n_per_row * sizeof *w);
+            assert_true(x && w);
+            fill(&r, (enum dist)dist, x, nrows * n_per_row, k->block);
+            random_imatrix(&r, w, n_per_row);
+            char what[64];
+            snprintf(what, sizeof what, "pass %d, dist %d, %lld x %lld", seed, dist,
+                     (long long)nrows, (long long)n_per_row);
+            compare_quantize(k, x, nrows, n_per_row, NULL, what);
+            strcat(what, ", imatrix");
+            compare_quantize(k, x, nrows, n_per_row, w, what);
+            free(x);
+            free(w);
+        }
+    }
+    }
+}
+
+/* Random block bytes with a finite fp16 scale; both dequantizers must agree. */
+static void differential_dequantize(const kind *k)
+{
+    if (!peer) {
+        skip();
+        return;
+    }
+    peer_dequantize_fn pd = (peer_dequantize_fn)dlsym(peer, k->dequantize);
+    assert_non_null(pd);
+    const int64_t nblocks = 512, n = nblocks * k->block;
+    const size_t bytes = ggufq_type_block_bytes(k->type);
+    uint8_t *q = malloc(nblocks * bytes);
+    float *da = malloc((size_t)n * sizeof *da), *db = malloc((size_t)n * sizeof *db);
+    assert_true(q && da && db);
+    tu_rng r = { 99 + (uint64_t)k->type };
+    for (size_t i = 0; i < nblocks * bytes; ++i)
+        q[i] = (uint8_t)tu_rand_u64(&r);
+    for (int64_t b = 0; b < nblocks; ++b) {
+        uint8_t *d = q + b * bytes; /* d is the first field of every one of these blocks */
+        if ((d[1] & 0x7C) == 0x7C)
+            d[1] &= 0xBF; /* exponent 31 (Inf/NaN) -> 15 */
+    }
+    assert_int_equal(ggufq_dequantize(k->type, q, da, n), GGUFQ_OK);
+    pd(q, db, n);
+    assert_memory_equal(da, db, (size_t)n * sizeof *da);
+    free(q); free(da); free(db);
+}
+
+static void test_peer_iq3_xxs(void **state) { (void)state; differential_quantize(&kinds[0]); }
+static void test_peer_iq3_s(void **state)   { (void)state; differential_quantize(&kinds[1]); }
+static void test_peer_iq4_nl(void **state)  { (void)state; differential_quantize(&kinds[2]); }
+static void test_peer_iq4_xs(void **state)  { (void)state; differential_quantize(&kinds[3]); }
+
+static void test_peer_dequantize_raw(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 4; ++i)
+        differential_dequantize(&kinds[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_iq3_xxs),
+        cmocka_unit_test(test_golden_iq3_s),
+        cmocka_unit_test(test_golden_iq4_nl),
+        cmocka_unit_test(test_golden_iq4_xs),
+        cmocka_unit_test(test_iq3_search_tables),
+        cmocka_unit_test(test_iq3_no_abort_on_huge_values),
+        cmocka_unit_test(test_peer_iq3_xxs),
+        cmocka_unit_test(test_peer_iq3_s),
+        cmocka_unit_test(test_peer_iq4_nl),
+        cmocka_unit_test(test_peer_iq4_xs),
+        cmocka_unit_test(test_peer_dequantize_raw),
+    };
+    return cmocka_run_group_tests(tests, open_peer, close_peer);
+}
