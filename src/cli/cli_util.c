@@ -1,0 +1,307 @@
+/*
+ * cli_util.c — buffered stdout, growable strings, error reporting, parsing.
+ */
+#include "cli_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------- */
+/* Buffered standard output                                                  */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Our own buffer rather than stdio's, so that the errno of a failed write is
+ * known for sure (EPIPE from a closed pipe is silent, anything else reported).
+ */
+#define OUT_BUF_SIZE 65536
+
+static char   out_buf[OUT_BUF_SIZE];
+static size_t out_len;
+static int    out_errno;   /* errno of the first failed write, 0 if none */
+
+void out_init(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void out_flush_buffer(void)
+{
+    size_t done = 0;
+    while (done < out_len && out_errno == 0) {
+        ssize_t n = write(STDOUT_FILENO, out_buf + done, out_len - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            out_errno = errno;
+        } else if (n == 0) {
+            out_errno = EIO;
+        } else {
+            done += (size_t)n;
+        }
+    }
+    out_len = 0;
+}
+
+void out_write(const void *data, size_t size)
+{
+    const char *p = data;
+    while (size > 0 && out_errno == 0) {
+        if (out_len == OUT_BUF_SIZE)
+            out_flush_buffer();
+        size_t room = OUT_BUF_SIZE - out_len;
+        size_t n = size < room ? size : room;
+        memcpy(out_buf + out_len, p, n);
+        out_len += n;
+        p += n;
+        size -= n;
+    }
+}
+
+void out_puts(const char *s)
+{
+    out_write(s, strlen(s));
+}
+
+void out_putc(char c)
+{
+    out_write(&c, 1);
+}
+
+void out_printf(const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        out_write(small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        out_errno = ENOMEM;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    out_write(big, (size_t)n);
+    free(big);
+}
+
+void out_pad(size_t used, size_t width)
+{
+    static const char spaces[] = "                                ";
+    while (used < width) {
+        size_t n = width - used;
+        if (n > sizeof spaces - 1)
+            n = sizeof spaces - 1;
+        out_write(spaces, n);
+        used += n;
+    }
+}
+
+bool out_broken(void)
+{
+    return out_errno != 0;
+}
+
+int out_finish(int status)
+{
+    out_flush_buffer();
+    if (out_errno == 0 || out_errno == EPIPE)
+        return status;
+    cli_error("error writing to standard output: %s", strerror(out_errno));
+    return CLI_EXIT_FAIL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Growable string                                                           */
+/* ------------------------------------------------------------------------- */
+
+static bool sb_reserve(strbuf *sb, size_t extra)
+{
+    if (sb->oom)
+        return false;
+    if (sb->len + extra + 1 <= sb->cap)
+        return true;
+    size_t cap = sb->cap ? sb->cap : 64;
+    while (cap < sb->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(sb->ptr, cap);
+    if (!p) {
+        sb->oom = true;
+        return false;
+    }
+    sb->ptr = p;
+    sb->cap = cap;
+    return true;
+}
+
+void sb_append(strbuf *sb, const char *s, size_t n)
+{
+    if (!sb_reserve(sb, n))
+        return;
+    memcpy(sb->ptr + sb->len, s, n);
+    sb->len += n;
+    sb->ptr[sb->len] = '\0';
+}
+
+void sb_puts(strbuf *sb, const char *s)
+{
+    sb_append(sb, s, strlen(s));
+}
+
+void sb_putc(strbuf *sb, char c)
+{
+    sb_append(sb, &c, 1);
+}
+
+void sb_printf(strbuf *sb, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        sb_append(sb, small, (size_t)n);
+        return;
+    }
+    if (!sb_reserve(sb, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(sb->ptr + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb->len += (size_t)n;
+}
+
+const char *sb_str(const strbuf *sb)
+{
+    return sb->ptr ? sb->ptr : "";
+}
+
+void sb_free(strbuf *sb)
+{
+    free(sb->ptr);
+    sb->ptr = NULL;
+    sb->len = sb->cap = 0;
+    sb->oom = false;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------- */
+
+void cli_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "ggufq: %s\n", msg);
+}
+
+void cli_report(int status, const ggufq_error *err, const char *what)
+{
+    if (err && err->message[0] != '\0')
+        cli_error("%s", err->message);
+    else if (what)
+        cli_error("%s: %s", what, ggufq_strerror(status));
+    else
+        cli_error("%s", ggufq_strerror(status));
+}
+
+/* ------------------------------------------------------------------------- */
+/* Numbers                                                                   */
+/* ------------------------------------------------------------------------- */
+
+bool cli_parse_int(const char *s, long min, long max, long *out)
+{
+    if (!s || *s == '\0')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+void cli_format_f32(char *buf, size_t size, float v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, size, "%s", isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf"));
+        return;
+    }
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, size, "%.*g", prec, (double)v);
+        if (strtof(buf, NULL) == v)
+            return;
+    }
+}
+
+void cli_format_f64(char *buf, size_t size, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, size, "%s", isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf"));
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+void cli_format_bytes(char *buf, size_t size, uint64_t bytes)
+{
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    if (bytes < 1024) {
+        snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+        return;
+    }
+    double v = (double)bytes / 1024.0;
+    int u = 0;
+    while (v >= 1024.0 && u < 5) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, size, "%.2f %s", v, units[u]);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Signals                                                                   */
+/* ------------------------------------------------------------------------- */
+
+volatile sig_atomic_t cli_signal_caught;
+
+static void on_signal(int sig)
+{
+    cli_signal_caught = sig;
+}
+
+void cli_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}

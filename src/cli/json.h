@@ -1,0 +1,31 @@
+/*
+ * json.h — writing JSON to the program's buffered stdout.
+ *
+ * Conventions (documented in `ggufq help info`):
+ *  - strings: UTF-8; '"', '\\' and control characters escaped (\n \t \r \b \f,
+ *    others as \u00XX); each maximal invalid subsequence of bytes (as the
+ *    Unicode standard defines it, and as Python's decoder does) becomes \uFFFD;
+ *  - integers exactly (uint64 above 2^53 included);
+ *  - float32 / float64: the shortest decimal that reads back as the same value;
+ *    negative zero as -0.0; NaN and infinities as null.
+ */
+#ifndef GGUFQ_CLI_JSON_H
+#define GGUFQ_CLI_JSON_H
+
+#include <stddef.h>
+
+#include "ggufq.h"
+
+/*
+ * Length of the valid UTF-8 sequence starting at p (1-4); or 0 if there is
+ * none, with *bad set to the length of the maximal invalid subpart (1-3):
+ * the bytes to replace by one U+FFFD.
+ */
+size_t utf8_sequence_length(const unsigned char *p, size_t avail, size_t *bad);
+
+/* A quoted, escaped JSON string. */
+void json_write_string(const char *s, size_t len);
+/* A metadata value: number, bool, string, or (nested) array with all its elements. Status. */
+int  json_write_value(const ggufq_value *v);
+
+#endif
