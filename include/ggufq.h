@@ -192,6 +192,8 @@ GGUFQ_API ggufq_isa   ggufq_active_isa(void);
 GGUFQ_API const char *ggufq_isa_name(ggufq_isa isa);
 /** true if this CPU and OS can run the ISA's kernels (and they are built in). */
 GGUFQ_API bool        ggufq_isa_supported(ggufq_isa isa);
+/** The CPU features detected, space-separated ("x86-64 sse4.2 avx avx2 fma ... os-zmm-state"). */
+GGUFQ_API const char *ggufq_cpu_features(void);
 
 /* ------------------------------------------------------------------------- */
 /* GGUF reading                                                               */

@@ -43,12 +43,6 @@ static const family_type family[] = {
 };
 #define N_FAMILY (sizeof family / sizeof family[0])
 
-static int setup_scalar(void **state)
-{
-    (void)state;
-    return ggufq_use_isa(GGUFQ_ISA_SCALAR) == GGUFQ_OK ? 0 : -1;
-}
-
 /* ------------------------------------------------------------------------- */
 /* A minimal GGUF v3 reader: just enough for the golden files.               */
 
@@ -519,5 +513,5 @@ int main(void)
         cmocka_unit_test(test_peer_q6_K),
         cmocka_unit_test(test_peer_q8_K),
     };
-    return cmocka_run_group_tests(tests, setup_scalar, NULL);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

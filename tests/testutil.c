@@ -9,8 +9,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/*
+ * Runs before main() in every test program: when GGUFQ_ISA names an ISA this
+ * CPU/OS (or this build) cannot run, the program skips (exit 77, which ctest
+ * reports as skipped) instead of silently testing another ISA.
+ */
+__attribute__((constructor)) static void tu_check_isa_env(void)
+{
+    const char *want = getenv("GGUFQ_ISA");
+    if (!want || !*want)
+        return;
+    for (int i = GGUFQ_ISA_SCALAR; i <= GGUFQ_ISA_NEON; i++) {
+        if (strcasecmp(want, ggufq_isa_name((ggufq_isa)i)) != 0)
+            continue;
+        if (!ggufq_isa_supported((ggufq_isa)i)) {
+            fprintf(stderr, "SKIP: GGUFQ_ISA=%s: this CPU/OS cannot run it\n", want);
+            _exit(77);
+        }
+        if (ggufq_active_isa() != (ggufq_isa)i) {
+            fprintf(stderr, "GGUFQ_ISA=%s not in effect (active: %s)\n", want,
+                    ggufq_isa_name(ggufq_active_isa()));
+            _exit(1);
+        }
+        printf("kernels: %s\n", want);
+        return;
+    }
+    fprintf(stderr, "GGUFQ_ISA=%s is not an ISA name\n", want);
+    _exit(1);
+}
 
 const char *tu_path(const char *rel)
 {

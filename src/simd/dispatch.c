@@ -9,6 +9,7 @@
 #endif
 
 #include "simd/dispatch.h"
+#include "simd/simd.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -120,6 +121,44 @@ static bool isa_runs_here(ggufq_isa isa)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Kernel tables: one per ISA, scalar rows overwritten by that ISA's files.   */
+
+static gq_kernels isa_tables[GGUFQ_ISA_NEON + 1][GGUFQ_TYPE_COUNT];
+
+static void fill_isa_table(ggufq_isa isa)
+{
+    gq_kernels *t = isa_tables[isa];
+    for (int type = 0; type < GGUFQ_TYPE_COUNT; type++) {
+        const gq_kernels *k = gq_scalar_kernels(type);
+        if (k)
+            t[type] = *k;
+    }
+    /* Fill functions run only here, after isa_runs_here(isa) said the CPU can. */
+    static const gq_fill_fn none[] = { NULL };
+#if defined(GQ_X86)
+    static const gq_fill_fn avx2[] = {
+        gq_avx2_fill_float, gq_avx2_fill_legacy, gq_avx2_fill_lowbit, gq_avx2_fill_kquants,
+        gq_avx2_fill_iq1, gq_avx2_fill_iq2, gq_avx2_fill_iq3, gq_avx2_fill_iq4,
+        gq_avx2_fill_ternary, gq_avx2_fill_fp4, NULL };
+    static const gq_fill_fn avx512[] = {
+        gq_avx512_fill_float, gq_avx512_fill_legacy, gq_avx512_fill_lowbit,
+        gq_avx512_fill_kquants, gq_avx512_fill_iq1, gq_avx512_fill_iq2, gq_avx512_fill_iq3,
+        gq_avx512_fill_iq4, gq_avx512_fill_ternary, gq_avx512_fill_fp4, NULL };
+    const gq_fill_fn *fills = isa == GGUFQ_ISA_AVX2 ? avx2 : isa == GGUFQ_ISA_AVX512 ? avx512 : none;
+#elif defined(GQ_ARM)
+    static const gq_fill_fn neon[] = {
+        gq_neon_fill_float, gq_neon_fill_legacy, gq_neon_fill_lowbit, gq_neon_fill_kquants,
+        gq_neon_fill_iq1, gq_neon_fill_iq2, gq_neon_fill_iq3, gq_neon_fill_iq4,
+        gq_neon_fill_ternary, gq_neon_fill_fp4, NULL };
+    const gq_fill_fn *fills = isa == GGUFQ_ISA_NEON ? neon : none;
+#else
+    const gq_fill_fn *fills = none;
+#endif
+    for (; *fills; fills++)
+        (*fills)(t);
+}
+
+/* ------------------------------------------------------------------------- */
 /* The choice                                                                 */
 
 static _Atomic int active_isa = -1;  /* -1: not decided yet */
@@ -137,6 +176,10 @@ static ggufq_isa best_isa(void)
 
 static void decide_isa(void)
 {
+    for (int i = GGUFQ_ISA_SCALAR; i <= GGUFQ_ISA_NEON; i++)
+        if (isa_runs_here((ggufq_isa)i))
+            fill_isa_table((ggufq_isa)i);
+
     ggufq_isa isa = best_isa();
     const char *env = getenv("GGUFQ_ISA");
     if (env && *env) {
@@ -195,9 +238,54 @@ const char *ggufq_isa_name(ggufq_isa isa)
     return names[isa];
 }
 
+const gq_kernels *gq_kernels_for_isa(ggufq_isa isa, int type)
+{
+    if ((int)isa < 0 || isa > GGUFQ_ISA_NEON || type < 0 || type >= GGUFQ_TYPE_COUNT)
+        return NULL;
+    pthread_once(&isa_once, decide_isa);
+    if (!isa_runs_here(isa))
+        return NULL;
+    const gq_kernels *k = &isa_tables[isa][type];
+    return k->dequantize ? k : NULL;
+}
+
 const gq_kernels *gq_kernels_for(int type)
 {
-    /* SIMD tables arrive with the SIMD kernels; until then every ISA runs scalar. */
-    (void)ggufq_active_isa();
-    return gq_scalar_kernels(type);
+    return gq_kernels_for_isa(ggufq_active_isa(), type);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Description for `ggufq cpu`                                                */
+
+static char cpu_text[512];
+static pthread_once_t cpu_text_once = PTHREAD_ONCE_INIT;
+
+static void describe_cpu(void)
+{
+    const gq_cpu_features *c = gq_cpu();
+    const struct { bool on; const char *name; } f[] = {
+        { c->x86, "x86-64" }, { c->arm, "aarch64" },
+        { c->sse42, "sse4.2" }, { c->avx, "avx" }, { c->avx2, "avx2" }, { c->fma, "fma" },
+        { c->f16c, "f16c" }, { c->bmi2, "bmi2" }, { c->avx512f, "avx512f" },
+        { c->avx512bw, "avx512bw" }, { c->avx512vl, "avx512vl" }, { c->avx512dq, "avx512dq" },
+        { c->avx512vnni, "avx512vnni" }, { c->avx512bf16, "avx512bf16" },
+        { c->avx512vbmi, "avx512vbmi" }, { c->os_avx, "os-ymm-state" },
+        { c->os_avx512, "os-zmm-state" }, { c->neon, "neon" }, { c->fp16, "fp16" },
+        { c->dotprod, "dotprod" },
+    };
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (!f[i].on)
+            continue;
+        int n = snprintf(cpu_text + len, sizeof cpu_text - len, "%s%s", len ? " " : "", f[i].name);
+        if (n < 0 || (size_t)n >= sizeof cpu_text - len)
+            break;
+        len += (size_t)n;
+    }
+}
+
+const char *ggufq_cpu_features(void)
+{
+    pthread_once(&cpu_text_once, describe_cpu);
+    return cpu_text;
 }

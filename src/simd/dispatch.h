@@ -15,6 +15,8 @@
 
 /* Kernels to use for a type under the active ISA (scalar where no SIMD kernel); NULL if none. */
 const gq_kernels *gq_kernels_for(int type);
+/* The same for a given ISA; NULL if the ISA cannot run here. For tests and benchmarks. */
+const gq_kernels *gq_kernels_for_isa(ggufq_isa isa, int type);
 
 /* CPU features as detected (for `ggufq cpu`). */
 typedef struct gq_cpu_features {

@@ -1,0 +1,10 @@
+/*
+ * iq2_avx512.c — avx512 kernels for the types of src/quants/iq2.c (its scalar twin).
+ * Placeholder: no avx512 kernels yet; the scalar ones run.
+ */
+#include "simd/simd.h"
+
+void gq_avx512_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
+{
+    (void)t;
+}

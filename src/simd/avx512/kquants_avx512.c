@@ -1,0 +1,10 @@
+/*
+ * kquants_avx512.c — avx512 kernels for the types of src/quants/kquants.c (its scalar twin).
+ * Placeholder: no avx512 kernels yet; the scalar ones run.
+ */
+#include "simd/simd.h"
+
+void gq_avx512_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
+{
+    (void)t;
+}

@@ -1,0 +1,10 @@
+/*
+ * legacy_avx512.c — avx512 kernels for the types of src/quants/legacy.c (its scalar twin).
+ * Placeholder: no avx512 kernels yet; the scalar ones run.
+ */
+#include "simd/simd.h"
+
+void gq_avx512_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
+{
+    (void)t;
+}

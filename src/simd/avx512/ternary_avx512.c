@@ -1,0 +1,10 @@
+/*
+ * ternary_avx512.c — avx512 kernels for the types of src/quants/ternary.c (its scalar twin).
+ * Placeholder: no avx512 kernels yet; the scalar ones run.
+ */
+#include "simd/simd.h"
+
+void gq_avx512_fill_ternary(gq_kernels t[GGUFQ_TYPE_COUNT])
+{
+    (void)t;
+}

@@ -1,0 +1,10 @@
+/*
+ * float_neon.c — neon kernels for the types of src/quants/float.c (its scalar twin).
+ * Placeholder: no neon kernels yet; the scalar ones run.
+ */
+#include "simd/simd.h"
+
+void gq_neon_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
+{
+    (void)t;
+}
