@@ -369,6 +369,82 @@ GGUFQ_API void ggufq_writer_abort(ggufq_writer *w);
 /** Details of the last failure of w (status GGUFQ_OK if none). */
 GGUFQ_API const ggufq_error *ggufq_writer_error(const ggufq_writer *w);
 
+
+/* ------------------------------------------------------------------------- */
+/* Requantization (llama.cpp's quantizer, byte for byte)                     */
+/* ------------------------------------------------------------------------- */
+
+/** Options of ggufq_requant; initialise with ggufq_requant_options_init, then set fields. */
+typedef struct ggufq_requant_options {
+    size_t       struct_size;          /* sizeof(ggufq_requant_options): lets the struct grow */
+    const char  *target;               /* a ggml type ("q4_K") or a llama.cpp recipe ("Q4_K_M") */
+    int          nthreads;             /* 0: all cores */
+    const char  *imatrix_path;         /* NULL: none (legacy .dat or GGUF imatrix) */
+    int          output_tensor_type;   /* -1: by the recipe */
+    int          token_embedding_type; /* -1: by the recipe */
+    const char *const *tensor_types;   /* "REGEX=TYPE" overrides, applied in order */
+    size_t       n_tensor_types;
+    const char *const *include_weights;/* imatrix entries to use (names); NULL: all */
+    size_t       n_include_weights;
+    const char *const *exclude_weights;/* imatrix entries to ignore */
+    size_t       n_exclude_weights;
+    const char *const *kv_overrides;   /* "KEY=TYPE:VALUE" (TYPE: int, float, bool, str) */
+    size_t       n_kv_overrides;
+    bool         leave_output_tensor;  /* keep output.weight's type */
+    bool         pure;                 /* no per-tensor recipe rules (implied by a bare type) */
+    bool         keep_split;           /* write the same shards as the input */
+    bool         dry_run;              /* plan only, write nothing */
+} ggufq_requant_options;
+
+GGUFQ_API void ggufq_requant_options_init(ggufq_requant_options *opts);
+
+/** Progress of a requant run; passed to the callback after each chunk. */
+typedef struct ggufq_progress {
+    const char *tensor_name;     /* tensor being processed */
+    int64_t     tensor_index;    /* 0-based, in the input's tensor order */
+    int64_t     tensor_count;
+    uint64_t    bytes_done;      /* input tensor bytes finished, whole run */
+    uint64_t    bytes_total;
+    uint64_t    bytes_written;   /* output bytes so far */
+    double      elapsed_seconds;
+} ggufq_progress;
+
+/** Return non-zero to cancel the run (it then fails with GGUFQ_E_INTERRUPTED). */
+typedef int (*ggufq_progress_fn)(const ggufq_progress *progress, void *user_data);
+
+/** One line of a requant plan. */
+typedef struct ggufq_plan_entry {
+    const char *name;
+    ggufq_type  in_type;
+    ggufq_type  out_type;        /* == in_type: copied byte for byte */
+    uint32_t    n_dims;
+    int64_t     dims[GGUFQ_MAX_DIMS];
+    uint64_t    in_bytes;
+    uint64_t    out_bytes;
+    bool        uses_imatrix;
+    const char *reason;          /* why this type: "recipe: attn_v", "fallback: rows of 8", "kept: 1D" ... */
+} ggufq_plan_entry;
+
+typedef struct ggufq_plan ggufq_plan;
+
+/** Decide every tensor's output type (what --dry-run prints); nothing is written. */
+GGUFQ_API int  ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts,
+                                  ggufq_plan **out, ggufq_error *err);
+GGUFQ_API int64_t ggufq_plan_count(const ggufq_plan *plan);
+GGUFQ_API const ggufq_plan_entry *ggufq_plan_at(const ggufq_plan *plan, int64_t i);
+/** llama.cpp's ftype id written as general.file_type. */
+GGUFQ_API uint32_t ggufq_plan_file_type(const ggufq_plan *plan);
+GGUFQ_API void ggufq_plan_free(ggufq_plan *plan);
+
+/**
+ * Requantize in_path (first shard of a split model, or a single file) to out_path,
+ * exactly as llama.cpp's llama_model_quantize would. Streams tensor by tensor with
+ * bounded memory; writes atomically (temporary file, fsync, rename). progress may be NULL.
+ */
+GGUFQ_API int ggufq_requant(const char *in_path, const char *out_path,
+                            const ggufq_requant_options *opts,
+                            ggufq_progress_fn progress, void *user_data, ggufq_error *err);
+
 #ifdef __cplusplus
 }
 #endif
