@@ -59,6 +59,7 @@ static void detect_x86(gq_cpu_features *c)
     }
     if (max_leaf >= 7) {
         __cpuid_count(7, 0, a, b, cx, d);
+        const unsigned max_subleaf = a;
         c->avx2       = (b >> 5) & 1;
         c->bmi2       = (b >> 8) & 1;
         c->avx512f    = (b >> 16) & 1;
@@ -67,7 +68,7 @@ static void detect_x86(gq_cpu_features *c)
         c->avx512vl   = (b >> 31) & 1;
         c->avx512vbmi = (cx >> 1) & 1;
         c->avx512vnni = (cx >> 11) & 1;
-        if (max_leaf >= 7) {
+        if (max_subleaf >= 1) {
             unsigned a1, b1, c1, d1;
             __cpuid_count(7, 1, a1, b1, c1, d1);
             c->avx512bf16 = (a1 >> 5) & 1;
@@ -144,6 +145,11 @@ static void fill_isa_table(ggufq_isa isa)
         gq_avx512_fill_float, gq_avx512_fill_legacy, gq_avx512_fill_lowbit,
         gq_avx512_fill_kquants, gq_avx512_fill_iq1, gq_avx512_fill_iq2, gq_avx512_fill_iq3,
         gq_avx512_fill_iq4, gq_avx512_fill_ternary, gq_avx512_fill_fp4, NULL };
+    /* AVX-512 builds on AVX2 (isa_runs_here requires both): its table starts from
+     * the AVX2 kernels and its own files replace only the types they do better. */
+    if (isa == GGUFQ_ISA_AVX512)
+        for (const gq_fill_fn *f = avx2; *f; f++)
+            (*f)(t);
     const gq_fill_fn *fills = isa == GGUFQ_ISA_AVX2 ? avx2 : isa == GGUFQ_ISA_AVX512 ? avx512 : none;
 #elif defined(GQ_ARM)
     static const gq_fill_fn neon[] = {
