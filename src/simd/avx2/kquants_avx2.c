@@ -1,10 +1,307 @@
 /*
- * kquants_avx2.c — avx2 kernels for the types of src/quants/kquants.c (its scalar twin).
- * Placeholder: no avx2 kernels yet; the scalar ones run.
+ * kquants_avx2.c — AVX2 dequantizers for the K-quants. SIMD twin of
+ * src/quants/kquants.c (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K).
+ *
+ * How it vectorises: per 256-weight super-block, the 8 or 16 sub-block
+ * factors (d*scale, dmin*min) are computed once, eight at a time, with the
+ * scalar kernel's float operations, and parked in a small array. The levels
+ * are widened eight bytes at a time to int32 lanes (vpmovzxbd), their bit
+ * fields cut out with shifts and masks, converted to float (exact: small
+ * ints) and finished with the scalar's multiply-then-subtract, each a single
+ * rounding, so every weight is bit-identical to the scalar kernel.
+ * Blocks are read through byte offsets (no struct alignment assumed) and
+ * nothing outside the n / 256 blocks is read or written.
  */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "simd/simd.h"
+
+#define QK_K 256
+
+/* Byte offsets of the fields in each block (layouts as in kquants.c). */
+enum {
+    Q2K_BYTES = 84,  Q2K_SCALES = 0,  Q2K_QS = 16,  Q2K_D = 80,  Q2K_DMIN = 82,
+    Q3K_BYTES = 110, Q3K_HMASK = 0,   Q3K_QS = 32,  Q3K_SCALES = 96, Q3K_D = 108,
+    Q4K_BYTES = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
+    Q5K_BYTES = 176, Q5K_D = 0, Q5K_DMIN = 2, Q5K_SCALES = 4, Q5K_QH = 16, Q5K_QS = 48,
+    Q6K_BYTES = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
+    Q8K_BYTES = 292, Q8K_D = 0, Q8K_QS = 4,
+};
+
+static inline float half_at(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return _cvtsh_ss(h); /* exact, like gq_fp16_to_fp32 */
+}
+
+static inline uint32_t u32_at(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Eight bytes widened to eight int32 lanes. */
+static inline __m256i widen8(const uint8_t *p)
+{
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+}
+
+/* Eight unsigned bytes (packed in a uint64) times a float factor: f * (float)byte. */
+static inline __m256 scale8(uint64_t bytes, __m256 f)
+{
+    const __m256i v = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)bytes));
+    return _mm256_mul_ps(f, _mm256_cvtepi32_ps(v));
+}
+
+/* y = f * (float)q - m: the scalar's two roundings. */
+static inline __m256 affine(__m256i q, __m256 f, __m256 m)
+{
+    return _mm256_sub_ps(_mm256_mul_ps(f, _mm256_cvtepi32_ps(q)), m);
+}
+
+/*
+ * Q4_K / Q5_K: the 12 scale bytes hold 8 six-bit scales and 8 six-bit mins.
+ * Sub-blocks 0-3 sit in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins);
+ * 4-7 take their low nibbles from bytes 8-11 and their top 2 bits from the
+ * top of bytes 0-3 / 4-7. Done on whole 32-bit words, one byte per sub-block.
+ */
+static inline void unpack_k4_scales(const uint8_t *s, uint64_t *sc, uint64_t *mn)
+{
+    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
+    const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, mn_lo = w1 & 0x3F3F3F3Fu;
+    const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 2) & 0x30303030u);
+    const uint32_t mn_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 2) & 0x30303030u);
+    *sc = sc_lo | ((uint64_t)sc_hi << 32);
+    *mn = mn_lo | ((uint64_t)mn_hi << 32);
+}
+
+/* ------------------------------------------------------------------ Q2_K */
+
+static void dequantize_q2_K_avx2(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const __m256i three = _mm256_set1_epi32(3);
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q2K_BYTES, dst += QK_K) {
+        const __m256 d = _mm256_set1_ps(half_at(b + Q2K_D));
+        const __m256 mn = _mm256_set1_ps(half_at(b + Q2K_DMIN));
+        /* dl = d * (sc & 15), ml = min * (sc >> 4) for the 16 sub-blocks */
+        float dl[16] __attribute__((aligned(32))), ml[16] __attribute__((aligned(32)));
+        for (int k = 0; k < 16; k += 8) {
+            const __m256i sc = widen8(b + Q2K_SCALES + k);
+            const __m256 lo = _mm256_cvtepi32_ps(_mm256_and_si256(sc, _mm256_set1_epi32(15)));
+            const __m256 hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(sc, 4));
+            _mm256_store_ps(dl + k, _mm256_mul_ps(d, lo));
+            _mm256_store_ps(ml + k, _mm256_mul_ps(mn, hi));
+        }
+        /* weight 128h + 32s + 16g + l: bits 2s of qs[32h + 16g + l], sub-block 8h + 2s + g */
+        for (int h = 0; h < 2; h++)
+            for (int g = 0; g < 2; g++) {
+                const uint8_t *q = b + Q2K_QS + 32 * h + 16 * g;
+                const __m256i v0 = widen8(q), v1 = widen8(q + 8);
+                float *y = dst + 128 * h + 16 * g;
+                for (int s = 0; s < 4; s++, y += 32) {
+                    const int j = 8 * h + 2 * s + g;
+                    const __m256 f = _mm256_set1_ps(dl[j]), m = _mm256_set1_ps(ml[j]);
+                    const __m256i q0 = _mm256_and_si256(_mm256_srli_epi32(v0, 2 * s), three);
+                    const __m256i q1 = _mm256_and_si256(_mm256_srli_epi32(v1, 2 * s), three);
+                    _mm256_storeu_ps(y, affine(q0, f, m));
+                    _mm256_storeu_ps(y + 8, affine(q1, f, m));
+                }
+            }
+    }
+}
+
+/* ------------------------------------------------------------------ Q3_K */
+
+/*
+ * The 16 signed 6-bit scales as bytes 0..63 (scale + 32): sub-block j takes
+ * its low nibble from byte j (j < 8) or the top of byte j - 8, and its top 2
+ * bits from byte 8 + j % 4 at bit 2 * (j / 4). Four sub-blocks per word.
+ */
+static inline void unpack_q3_K_scales(const uint8_t *s, uint64_t *lo8, uint64_t *hi8)
+{
+    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
+    const uint32_t s0 = (w0 & 0x0F0F0F0Fu) | ((w2 << 4) & 0x30303030u);
+    const uint32_t s1 = (w1 & 0x0F0F0F0Fu) | ((w2 << 2) & 0x30303030u);
+    const uint32_t s2 = ((w0 >> 4) & 0x0F0F0F0Fu) | (w2 & 0x30303030u);
+    const uint32_t s3 = ((w1 >> 4) & 0x0F0F0F0Fu) | ((w2 >> 2) & 0x30303030u);
+    *lo8 = s0 | ((uint64_t)s1 << 32);
+    *hi8 = s2 | ((uint64_t)s3 << 32);
+}
+
+static void dequantize_q3_K_avx2(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q3K_BYTES, dst += QK_K) {
+        const __m256 d_all = _mm256_set1_ps(half_at(b + Q3K_D));
+        uint64_t s8[2];
+        unpack_q3_K_scales(b + Q3K_SCALES, &s8[0], &s8[1]);
+        float dl[16] __attribute__((aligned(32)));
+        for (int k = 0; k < 2; k++) {
+            const __m256i v = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)s8[k]));
+            const __m256i sc = _mm256_sub_epi32(v, _mm256_set1_epi32(32));
+            _mm256_store_ps(dl + 8 * k, _mm256_mul_ps(d_all, _mm256_cvtepi32_ps(sc)));
+        }
+        /* as Q2_K; the high bit of weight (h, s, g, l) is bit 4h + s of hmask[16g + l] */
+        for (int h = 0; h < 2; h++)
+            for (int g = 0; g < 2; g++) {
+                const uint8_t *q = b + Q3K_QS + 32 * h + 16 * g, *hm = b + Q3K_HMASK + 16 * g;
+                const __m256i v0 = widen8(q), v1 = widen8(q + 8);
+                const __m256i m0 = widen8(hm), m1 = widen8(hm + 8);
+                float *y = dst + 128 * h + 16 * g;
+                for (int s = 0; s < 4; s++, y += 32) {
+                    const __m256 f = _mm256_set1_ps(dl[8 * h + 2 * s + g]);
+                    const int hb = 4 * h + s;
+                    /* level = (q & 3) + 4 * hbit - 4, i.e. q - (hbit ? 0 : 4) */
+                    __m256i q0 = _mm256_and_si256(_mm256_srli_epi32(v0, 2 * s), three);
+                    __m256i q1 = _mm256_and_si256(_mm256_srli_epi32(v1, 2 * s), three);
+                    const __m256i h0 = _mm256_and_si256(_mm256_srli_epi32(_mm256_slli_epi32(m0, 2), hb), four);
+                    const __m256i h1 = _mm256_and_si256(_mm256_srli_epi32(_mm256_slli_epi32(m1, 2), hb), four);
+                    q0 = _mm256_sub_epi32(_mm256_or_si256(q0, h0), four);
+                    q1 = _mm256_sub_epi32(_mm256_or_si256(q1, h1), four);
+                    _mm256_storeu_ps(y, _mm256_mul_ps(f, _mm256_cvtepi32_ps(q0)));
+                    _mm256_storeu_ps(y + 8, _mm256_mul_ps(f, _mm256_cvtepi32_ps(q1)));
+                }
+            }
+    }
+}
+
+/* ------------------------------------------------------------------ Q4_K */
+
+static void dequantize_q4_K_avx2(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const __m256i low4 = _mm256_set1_epi32(15);
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q4K_BYTES) {
+        const __m256 d = _mm256_set1_ps(half_at(b + Q4K_D));
+        const __m256 mn = _mm256_set1_ps(half_at(b + Q4K_DMIN));
+        uint64_t sc, m;
+        unpack_k4_scales(b + Q4K_SCALES, &sc, &m);
+        float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
+        _mm256_store_ps(dl, scale8(sc, d));
+        _mm256_store_ps(ml, scale8(m, mn));
+        const uint8_t *q = b + Q4K_QS;
+        /* 64 weights per 32 bytes: low nibbles are sub-block 2k, high ones 2k + 1 */
+        for (int k = 0; k < 4; k++, q += 32, dst += 64) {
+            const __m256 d1 = _mm256_set1_ps(dl[2 * k]), m1 = _mm256_set1_ps(ml[2 * k]);
+            const __m256 d2 = _mm256_set1_ps(dl[2 * k + 1]), m2 = _mm256_set1_ps(ml[2 * k + 1]);
+            for (int l = 0; l < 32; l += 8) {
+                const __m256i v = widen8(q + l);
+                _mm256_storeu_ps(dst + l, affine(_mm256_and_si256(v, low4), d1, m1));
+                _mm256_storeu_ps(dst + 32 + l, affine(_mm256_srli_epi32(v, 4), d2, m2));
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ Q5_K */
+
+static void dequantize_q5_K_avx2(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const __m256i low4 = _mm256_set1_epi32(15), bit4 = _mm256_set1_epi32(16);
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q5K_BYTES) {
+        const __m256 d = _mm256_set1_ps(half_at(b + Q5K_D));
+        const __m256 mn = _mm256_set1_ps(half_at(b + Q5K_DMIN));
+        uint64_t sc, m;
+        unpack_k4_scales(b + Q5K_SCALES, &sc, &m);
+        float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
+        _mm256_store_ps(dl, scale8(sc, d));
+        _mm256_store_ps(ml, scale8(m, mn));
+        const uint8_t *q = b + Q5K_QS, *qh = b + Q5K_QH;
+        __m256i hb[4]; /* qh as int32 lanes, shifted right by 2 per 64 weights */
+        for (int l = 0; l < 4; l++)
+            hb[l] = widen8(qh + 8 * l);
+        for (int k = 0; k < 4; k++, q += 32, dst += 64) {
+            const __m256 d1 = _mm256_set1_ps(dl[2 * k]), m1 = _mm256_set1_ps(ml[2 * k]);
+            const __m256 d2 = _mm256_set1_ps(dl[2 * k + 1]), m2 = _mm256_set1_ps(ml[2 * k + 1]);
+            for (int l = 0; l < 4; l++) {
+                const __m256i v = widen8(q + 8 * l);
+                /* bit 2k of qh adds 16 to the low nibble, bit 2k + 1 to the high one */
+                const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low4),
+                                                   _mm256_and_si256(_mm256_slli_epi32(hb[l], 4), bit4));
+                const __m256i hi = _mm256_or_si256(_mm256_srli_epi32(v, 4),
+                                                   _mm256_and_si256(_mm256_slli_epi32(hb[l], 3), bit4));
+                _mm256_storeu_ps(dst + 8 * l, affine(lo, d1, m1));
+                _mm256_storeu_ps(dst + 32 + 8 * l, affine(hi, d2, m2));
+                hb[l] = _mm256_srli_epi32(hb[l], 2);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ Q6_K */
+
+static void dequantize_q6_K_avx2(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const __m256i low4 = _mm256_set1_epi32(15), top2 = _mm256_set1_epi32(0x30);
+    const __m256i off = _mm256_set1_epi32(32);
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q6K_BYTES) {
+        const __m256 d = _mm256_set1_ps(half_at(b + Q6K_D));
+        /* d * sc for the 16 int8 scales (the scalar's first rounding) */
+        float ds[16] __attribute__((aligned(32)));
+        for (int k = 0; k < 16; k += 8) {
+            const __m256i sc = _mm256_cvtepi8_epi32(
+                _mm_loadl_epi64((const __m128i *)(const void *)(b + Q6K_SCALES + k)));
+            _mm256_store_ps(ds + k, _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc)));
+        }
+        for (int h = 0; h < 2; h++, dst += 128) {
+            const uint8_t *ql = b + Q6K_QL + 64 * h, *qh = b + Q6K_QH + 32 * h;
+            for (int l = 0; l < 32; l += 8) {
+                const int is = 8 * h + l / 16;
+                const __m256i a = widen8(ql + l), c = widen8(ql + 32 + l), hv = widen8(qh + l);
+                /* level = (4 low bits | 2 high bits << 4) - 32 */
+                const __m256i q1 = _mm256_or_si256(_mm256_and_si256(a, low4),
+                                                   _mm256_and_si256(_mm256_slli_epi32(hv, 4), top2));
+                const __m256i q2 = _mm256_or_si256(_mm256_and_si256(c, low4),
+                                                   _mm256_and_si256(_mm256_slli_epi32(hv, 2), top2));
+                const __m256i q3 = _mm256_or_si256(_mm256_srli_epi32(a, 4), _mm256_and_si256(hv, top2));
+                const __m256i q4 = _mm256_or_si256(_mm256_srli_epi32(c, 4),
+                                                   _mm256_and_si256(_mm256_srli_epi32(hv, 2), top2));
+                _mm256_storeu_ps(dst + l, _mm256_mul_ps(_mm256_set1_ps(ds[is]),
+                                 _mm256_cvtepi32_ps(_mm256_sub_epi32(q1, off))));
+                _mm256_storeu_ps(dst + l + 32, _mm256_mul_ps(_mm256_set1_ps(ds[is + 2]),
+                                 _mm256_cvtepi32_ps(_mm256_sub_epi32(q2, off))));
+                _mm256_storeu_ps(dst + l + 64, _mm256_mul_ps(_mm256_set1_ps(ds[is + 4]),
+                                 _mm256_cvtepi32_ps(_mm256_sub_epi32(q3, off))));
+                _mm256_storeu_ps(dst + l + 96, _mm256_mul_ps(_mm256_set1_ps(ds[is + 6]),
+                                 _mm256_cvtepi32_ps(_mm256_sub_epi32(q4, off))));
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ Q8_K */
+
+static void dequantize_q8_K_avx2(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q8K_BYTES, dst += QK_K) {
+        float df;
+        memcpy(&df, b + Q8K_D, sizeof df);
+        const __m256 d = _mm256_set1_ps(df);
+        const uint8_t *q = b + Q8K_QS;
+        for (int j = 0; j < QK_K; j += 32)
+            for (int u = 0; u < 32; u += 8) {
+                const __m256i v = _mm256_cvtepi8_epi32(
+                    _mm_loadl_epi64((const __m128i *)(const void *)(q + j + u)));
+                _mm256_storeu_ps(dst + j + u, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
+            }
+    }
+}
 
 void gq_avx2_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
 {
-    (void)t;
+    t[GGUFQ_TYPE_Q2_K].dequantize = dequantize_q2_K_avx2;
+    t[GGUFQ_TYPE_Q3_K].dequantize = dequantize_q3_K_avx2;
+    t[GGUFQ_TYPE_Q4_K].dequantize = dequantize_q4_K_avx2;
+    t[GGUFQ_TYPE_Q5_K].dequantize = dequantize_q5_K_avx2;
+    t[GGUFQ_TYPE_Q6_K].dequantize = dequantize_q6_K_avx2;
+    t[GGUFQ_TYPE_Q8_K].dequantize = dequantize_q8_K_avx2;
 }
