@@ -3,6 +3,12 @@
 #   make            build (Release) into build/
 #   make run        install missing dependencies, build, run the main job on the bundled sample
 #   make test       install missing dependencies, build, fetch the ggml peer, run every test
+#   make bench      build, fetch the ggml peer, run `ggufq bench` (BENCH_ARGS="--quantize" ...);
+#                   the google/benchmark suite is build/bench/ggufq-bench (--benchmark_filter=...)
+#   make test-neon  cross-build for aarch64 and run the suite under qemu-aarch64
+#   make test-x86-fallbacks  run the suite under qemu-x86_64 -cpu Haswell (AVX2) and Nehalem (scalar)
+#   make test-asan  build with AddressSanitizer + UBSan and run the suite
+#   make fuzz SECONDS=N  build the libFuzzer targets (clang) into build-fuzz/, run each for N seconds
 #   make install    cmake --install build (PREFIX=/usr/local)
 #   make clean      remove build/
 
@@ -11,8 +17,11 @@ PREFIX   ?= /usr/local
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 SAMPLE   := tests/data/llama-2-tiny-random.gguf
+BENCH_ARGS ?=
+SECONDS  ?= 60
+FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert
 
-.PHONY: all build deps configure run test install clean peer
+.PHONY: all build deps configure run test bench install clean peer test-neon test-x86-fallbacks test-asan fuzz
 
 all: build
 
@@ -29,7 +38,7 @@ build: configure
 
 run: deps
 	@$(MAKE) --no-print-directory build
-	./$(BUILD)/ggufq info $(SAMPLE)
+	./$(BUILD)/ggufq requant $(SAMPLE) q4_K $(BUILD)/llama-2-tiny-random-q4_K.gguf
 
 peer:
 	@sh tools/fetch-peer $(BUILD)/peer
@@ -39,8 +48,69 @@ test: deps
 	@$(MAKE) --no-print-directory peer
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
+# AArch64: cross-compiled, every test run under qemu-aarch64 (no peer there: it is x86-64 only).
+test-neon:
+	@sh scripts/install-deps --neon
+	cmake -S . -B build-neon -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=Release -DGGUFQ_BUILD_BENCH=OFF
+	cmake --build build-neon -j $(JOBS)
+	@echo "== aarch64 test suite under qemu-aarch64 =="
+	@file build-neon/ggufq | sed 's/,.*//; s/^/binary: /' || true
+	qemu-aarch64 build-neon/ggufq cpu
+	cd build-neon && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# Lower x86 paths on an AVX-512 machine: the same suite under emulated CPUs.
+# Haswell hides AVX-512 (dispatch must pick avx2), Nehalem hides AVX (scalar).
+test-x86-fallbacks: build peer
+	@sh scripts/install-deps --qemu
+	@for cpu in Haswell Nehalem; do \
+	  dir=build-qemu-$$cpu; \
+	  cmake -S . -B $$dir -DCMAKE_BUILD_TYPE=Release -DGGUFQ_BUILD_BENCH=OFF \
+	    "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/qemu-x86_64;-cpu;$$cpu" >/dev/null || exit 1; \
+	  cmake --build $$dir -j $(JOBS) >/dev/null || exit 1; \
+	  echo "== x86-64 test suite under qemu-x86_64 -cpu $$cpu =="; \
+	  qemu-x86_64 -cpu $$cpu $$dir/ggufq cpu 2>/dev/null || exit 1; \
+	  (cd $$dir && GGUFQ_PEER_DIR=$(CURDIR)/$(BUILD)/peer/package/bins/linux-x64 \
+	    ctest --output-on-failure -j $(JOBS) --timeout 900) || exit 1; \
+	done
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (leak detection on), every ISA.
+test-asan: deps peer
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGGUFQ_BUILD_BENCH=OFF \
+	  -DGGUFQ_SANITIZE=address,undefined
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  GGUFQ_PEER_DIR=$(CURDIR)/$(BUILD)/peer/package/bins/linux-x64 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 1800
+
+# libFuzzer targets (tests/fuzz): each runs SECONDS seconds on a copy of its corpus
+# (new inputs stay in build-fuzz/corpus/<target>, crashes go to build-fuzz/artifacts/<target>/).
+fuzz:
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DGGUFQ_BUILD_BENCH=OFF -DGGUFQ_BUILD_CLI=OFF -DGGUFQ_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$t build-fuzz/artifacts/$$t; \
+	  cp -n tests/fuzz/corpus/$$t/* build-fuzz/corpus/$$t/; \
+	  case $$t in fuzz_dequant) extra="-max_len=4096";; \
+	    *) extra="-max_len=16384 -dict=tests/fuzz/gguf.dict";; esac; \
+	  echo "== $$t: $(SECONDS) s =="; \
+	  build-fuzz/tests/fuzz/$$t -max_total_time=$(SECONDS) -timeout=30 -print_final_stats=1 $$extra \
+	    -artifact_prefix=build-fuzz/artifacts/$$t/ build-fuzz/corpus/$$t > build-fuzz/$$t.log 2>&1 || fail=1; \
+	  grep -E '^#[0-9]+ +(INITED|DONE)|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written' \
+	    build-fuzz/$$t.log; \
+	done; \
+	if [ $$fail -ne 0 ]; then echo "fuzz: crash found (logs: build-fuzz/fuzz_*.log)"; exit 1; fi
+
+bench: deps
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory peer
+	./$(BUILD)/ggufq bench $(BENCH_ARGS)
+	@echo "More: ./$(BUILD)/ggufq bench --help; google/benchmark suite: ./$(BUILD)/bench/ggufq-bench"
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-neon build-asan build-qemu-Haswell build-qemu-Nehalem build-fuzz

@@ -12,6 +12,17 @@
  */
 int cmd_info(int argc, char **argv);
 int cmd_dequant(int argc, char **argv);
+int cmd_requant(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_cpu(int argc, char **argv);
+
+/* The ISA named (case-insensitive: "scalar", "avx2", ...), or -1. */
+int cli_parse_isa(const char *name);
+/*
+ * GGUFQ_ISA, if set, must name an ISA this CPU runs: otherwise an error on
+ * stderr and CLI_EXIT_FAIL (the library alone would only warn and fall back).
+ */
+int cli_check_isa_env(void);
 
 /* Print the help of a command (NULL: the program's) on stdout; CLI_EXIT_OK. */
 int cli_help(const char *command);

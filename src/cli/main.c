@@ -51,9 +51,92 @@ static const command commands[] = {
       "  --to TYPE      Target type: f32 (default), f16 or bf16\n"
       "  --threads N    Worker threads (default 1)\n"
       "  -h, --help     Show this help\n" },
-    { "requant", NULL, "Re-quantize a GGUF file (not yet available)", "usage: ggufq requant ...", NULL },
-    { "bench",   NULL, "Benchmark the kernels (not yet available)", "usage: ggufq bench ...", NULL },
-    { "cpu",     NULL, "Show the CPU's instruction sets (not yet available)", "usage: ggufq cpu", NULL },
+    { "requant", cmd_requant,
+      "Requantize a GGUF file exactly as llama.cpp's llama-quantize does",
+      "usage: ggufq requant IN TYPE OUT [options]",
+      "Write OUT, IN with every tensor that llama.cpp quantizes converted to\n"
+      "TYPE: a ggml type (q4_K, q8_0, iq4_nl ...: every such tensor gets that\n"
+      "type, like llama-quantize --pure) or a llama.cpp recipe (Q4_K_M, Q5_K_S,\n"
+      "Q3_K_M, IQ4_XS, Q2_K_S ...: llama.cpp's per-tensor mix). Tensor types and\n"
+      "bytes are those llama_model_quantize writes; so is the tensor order\n"
+      "(sorted by layer, then name; with --keep-split, each shard in its input\n"
+      "order). Inputs of any type (F32, F16, BF16, quantized) are decoded and\n"
+      "encoded again; tensors that keep their type are copied byte for byte.\n"
+      "Metadata is copied, with general.quantization_version = 2 and\n"
+      "general.file_type = the recipe's llama.cpp file type. Given shard 1 of a\n"
+      "split model (name-00001-of-0000N.gguf), every shard is read.\n"
+      "OUT is written to a temporary file renamed into place at the end: on any\n"
+      "failure, SIGINT or SIGTERM, OUT is left untouched. OUT may not be IN.\n"
+      "\n"
+      "Options:\n"
+      "  --threads N                 Worker threads (default: all cores)\n"
+      "  --imatrix FILE              Importance matrix (GGUF or legacy .dat)\n"
+      "  --include-weights NAME      Use the imatrix only for tensors whose name\n"
+      "                              contains NAME (repeatable)\n"
+      "  --exclude-weights NAME      Do not use it for those (repeatable)\n"
+      "  --output-tensor-type T      Type of output.weight\n"
+      "  --token-embedding-type T    Type of token_embd.weight\n"
+      "  --tensor-type REGEX=T       Type of the tensors REGEX matches (repeatable;\n"
+      "                              the first match wins)\n"
+      "  --leave-output-tensor       Keep output.weight as it is\n"
+      "  --pure                      No recipe mix: every tensor gets the default type\n"
+      "  --override-kv KEY=TYPE:VAL  Set a metadata key (TYPE: int, float, bool, str)\n"
+      "  --keep-split                Write the same shards as the input\n"
+      "  --dry-run                   Print the plan (types, sizes, bits per weight)\n"
+      "                              and write nothing; OUT may be omitted\n"
+      "  --progress bar|json|none    Progress on stderr (default: a bar when stderr\n"
+      "                              is a terminal); json: one object per line\n"
+      "  -q, --quiet                 No progress, no summary\n"
+      "  -h, --help                  Show this help\n" },
+    { "bench", cmd_bench,
+      "Measure the kernels' speed (and ggml's, side by side)",
+      "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--seconds S] [--quantize]\n"
+      "                   [--peer DIR | --no-peer] [--no-memset] [--json]",
+      "Time dequantization (and with --quantize, quantization) of each type with\n"
+      "each ISA's kernels, on one thread, over 65536 weights that stay in the\n"
+      "cache: Mweights/s and GB/s of f32 output (of f32 input for quantization),\n"
+      "the best of several rounds. When ggml's libggml-base.so is found, its\n"
+      "reference kernels are timed too, with the ratio ours/ggml per ISA and\n"
+      "the geometric mean of those ratios at the end. memset's bandwidth over\n"
+      "256 MiB (one thread and all threads) is printed as the memory limit.\n"
+      "\n"
+      "Options:\n"
+      "  --type T,...   Types to time (default: f16, bf16 and every quantized type)\n"
+      "  --isa I,...    ISAs to time: scalar, avx2, avx512, neon (default: all\n"
+      "                 this CPU runs)\n"
+      "  --seconds S    Time spent on each measurement, split over its rounds\n"
+      "                 (default 0.1: about 15 s for every type and ISA)\n"
+      "  --quantize     Time quantization too (IQ types take a while)\n"
+      "  --peer DIR     Directory of ggml's libggml-base.so (default:\n"
+      "                 $GGUFQ_PEER_DIR, else peer/package/bins/linux-x64 next\n"
+      "                 to the ggufq program, where 'make test' puts it)\n"
+      "  --no-peer      Do not time ggml\n"
+      "  --no-memset    Do not measure memset's bandwidth\n"
+      "  --json         Print one JSON object instead of tables:\n"
+      "                 {\"weights\", \"seconds\", \"best_of\", \"cpu\", \"selected\",\n"
+      "                  \"peer\", \"memset\": [{\"threads\", \"bytes\", \"gb_per_s\"}, ...],\n"
+      "                  \"dequantize\"/\"quantize\": [{\"type\", \"impl\" (an ISA or\n"
+      "                  \"ggml\"), \"mweights_per_s\", \"gb_per_s\", \"vs_ggml\"}, ...],\n"
+      "                  \"geomean_vs_ggml\": {\"dequantize\": {isa: ratio}, ...}}\n"
+      "  -h, --help     Show this help\n"
+      "\n"
+      "The numbers vary from run to run by a few percent; compare ratios.\n"
+      "The google/benchmark suite build/bench/ggufq-bench also times data\n"
+      "coming from memory.\n" },
+    { "cpu", cmd_cpu,
+      "Show the CPU's features and which kernels run",
+      "usage: ggufq cpu [--json]",
+      "Print the CPU features the library detected, each instruction set with\n"
+      "whether this CPU and OS can run its kernels, and the line\n"
+      "'selected: ISA' naming the kernels in use.\n"
+      "\n"
+      "GGUFQ_ISA=scalar|avx2|avx512|neon in the environment forces one ISA for\n"
+      "every command; if the CPU cannot run it, every command fails (exit 1).\n"
+      "\n"
+      "Options:\n"
+      "  --json      {\"features\": [...], \"isa\": {name: true|false, ...},\n"
+      "               \"selected\": name}\n"
+      "  -h, --help  Show this help\n" },
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -78,12 +161,15 @@ static void print_program_help(void)
         }
     }
     out_printf("  %-9s %s\n", "help", "Show the help of a command");
-    out_puts("\nNot yet available:");
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (!commands[i].run)
-            out_printf(" %s", commands[i].name);
-    out_puts("\n\nOptions:\n"
-             "  --version   Print the version and exit\n"
+    bool missing = false;
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        if (!commands[i].run) {
+            out_printf("%s %s", missing ? "" : "\nNot yet available:", commands[i].name);
+            missing = true;
+        }
+    }
+    out_puts(missing ? "\n\nOptions:\n" : "\nOptions:\n");
+    out_puts("  --version   Print the version and exit\n"
              "  -h, --help  Show this help\n"
              "\nRun 'ggufq help COMMAND' or 'ggufq COMMAND --help' for a command's options.\n"
              "Exit status: 0 success, 1 invalid input or failure, 2 usage error.\n");
@@ -159,6 +245,9 @@ static int dispatch(int argc, char **argv)
         cli_error("%s: not yet available in this version", name);
         return CLI_EXIT_FAIL;
     }
+    int rc = cli_check_isa_env();
+    if (rc != CLI_EXIT_OK)
+        return rc;
     return c->run(argc - 1, argv + 1);
 }
 

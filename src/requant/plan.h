@@ -7,20 +7,69 @@
  * output, token_embd, use_more_bits, GQA and expert cases, layer counting),
  * user overrides, and the fallbacks for rows that are not a multiple of the
  * block size. The engine (requant.c) then only executes the plan.
+ *
+ * Order matters: llama.cpp visits (and writes) tensors sorted by layer number
+ * ("blk.N." prefix; tensors without one first), then by name — the order of
+ * its weights map. Its per-layer counters (attn_v's use_more_bits, Q3_K_M's
+ * first two attn_v, the ffn_down layer index of dense models) follow that
+ * order (with keep_split: shard by shard, in file order). gq_plan_build takes
+ * the tensors IN THAT ORDER and applies the counters as it goes; gq_plan_order
+ * gives the (layer, name) order. The engine must also write the tensors in it
+ * to produce llama.cpp's bytes.
  */
 #ifndef GGUFQ_REQUANT_PLAN_H
 #define GGUFQ_REQUANT_PLAN_H
 
 #include "ggufq.h"
 
+/* llama.cpp's llama_ftype ids (include/llama.h of the peer), written as general.file_type. */
+enum gq_ftype {
+    GQ_FTYPE_ALL_F32        = 0,
+    GQ_FTYPE_MOSTLY_F16     = 1,
+    GQ_FTYPE_MOSTLY_Q4_0    = 2,
+    GQ_FTYPE_MOSTLY_Q4_1    = 3,
+    GQ_FTYPE_MOSTLY_Q8_0    = 7,
+    GQ_FTYPE_MOSTLY_Q5_0    = 8,
+    GQ_FTYPE_MOSTLY_Q5_1    = 9,
+    GQ_FTYPE_MOSTLY_Q2_K    = 10,
+    GQ_FTYPE_MOSTLY_Q3_K_S  = 11,
+    GQ_FTYPE_MOSTLY_Q3_K_M  = 12,
+    GQ_FTYPE_MOSTLY_Q3_K_L  = 13,
+    GQ_FTYPE_MOSTLY_Q4_K_S  = 14,
+    GQ_FTYPE_MOSTLY_Q4_K_M  = 15,
+    GQ_FTYPE_MOSTLY_Q5_K_S  = 16,
+    GQ_FTYPE_MOSTLY_Q5_K_M  = 17,
+    GQ_FTYPE_MOSTLY_Q6_K    = 18,
+    GQ_FTYPE_MOSTLY_IQ2_XXS = 19,
+    GQ_FTYPE_MOSTLY_IQ2_XS  = 20,
+    GQ_FTYPE_MOSTLY_Q2_K_S  = 21,
+    GQ_FTYPE_MOSTLY_IQ3_XS  = 22,
+    GQ_FTYPE_MOSTLY_IQ3_XXS = 23,
+    GQ_FTYPE_MOSTLY_IQ1_S   = 24,
+    GQ_FTYPE_MOSTLY_IQ4_NL  = 25,
+    GQ_FTYPE_MOSTLY_IQ3_S   = 26,
+    GQ_FTYPE_MOSTLY_IQ3_M   = 27,
+    GQ_FTYPE_MOSTLY_IQ2_S   = 28,
+    GQ_FTYPE_MOSTLY_IQ2_M   = 29,
+    GQ_FTYPE_MOSTLY_IQ4_XS  = 30,
+    GQ_FTYPE_MOSTLY_IQ1_M   = 31,
+    GQ_FTYPE_MOSTLY_BF16    = 32,
+    GQ_FTYPE_MOSTLY_TQ1_0   = 36,
+    GQ_FTYPE_MOSTLY_TQ2_0   = 37,
+    GQ_FTYPE_MOSTLY_MXFP4_MOE = 38,
+    GQ_FTYPE_MOSTLY_NVFP4   = 39,
+    GQ_FTYPE_MOSTLY_Q1_0    = 40,
+    GQ_FTYPE_MOSTLY_Q2_0    = 41
+};
+
 /* What the policy needs to know about the model. */
 typedef struct gq_model_info {
     const char *arch;          /* general.architecture ("" if absent) */
     int64_t     n_layer;       /* <arch>.block_count */
     int64_t     n_head;        /* <arch>.attention.head_count (layer 0) */
-    int64_t     n_head_kv;     /* <arch>.attention.head_count_kv */
-    int64_t     n_expert;      /* <arch>.expert_count */
-    bool        known_arch;    /* an architecture llama.cpp knows */
+    int64_t     n_head_kv;     /* <arch>.attention.head_count_kv (layer 0; 0 if absent: then = n_head) */
+    int64_t     n_expert;      /* <arch>.expert_count (0 if absent) */
+    bool        known_arch;    /* an architecture llama.cpp knows (informational) */
 } gq_model_info;
 
 /* The input tensors in order, over all shards. */
@@ -31,16 +80,37 @@ typedef struct gq_plan_input {
     int64_t     dims[GGUFQ_MAX_DIMS];
 } gq_plan_input;
 
-/* Resolve a target name: a ggml type (bare: pure) or a recipe; gives the llama ftype id. */
+/*
+ * Resolve a target name (case-insensitive). A name in llama-quantize's list of
+ * recipes (Q4_K_M, Q2_K, Q6_K, Q8_0, IQ4_NL, F16, ...) is a recipe; the K-quant
+ * aliases Q3_K, Q4_K, Q5_K and every other ggml type name are bare types
+ * (quantized "pure", as llama-quantize --pure with the recipe whose default
+ * type it is). Gives the llama ftype id and the default tensor type.
+ * GGUFQ_E_UNKNOWN_TYPE for anything else (and for types llama.cpp cannot
+ * quantize to: q8_1, q8_K, i8..i64, f64).
+ */
 int gq_resolve_target(const char *target, int *ftype, ggufq_type *default_type, bool *is_recipe);
 
+/* llama_ftype_get_default_type: the default tensor type of an ftype; -1 if none. */
+int gq_ftype_default_type(int ftype);
+/* The recipe name of an ftype ("Q4_K_M"); NULL if none. */
+const char *gq_ftype_name(int ftype);
+
 /*
- * Fill out[i] (out_type, reason, uses_imatrix) for n tensors. has_imatrix says an
- * imatrix was given (some recipes change with it). Returns GGUFQ_OK or an error
- * with a message (e.g. a type that needs an imatrix when none is given).
+ * Fill out[i] for n tensors, given in llama.cpp's processing order (see
+ * above): every field (name points at in[i].name). has_imatrix says an imatrix was given
+ * (some recipes change with it). The run is pure when opts->pure is set or
+ * opts->target is a bare type. Returns GGUFQ_OK or an error with a message:
+ * GGUFQ_E_NEEDS_IMATRIX (a tensor whose type needs an imatrix when none is
+ * given; not raised when opts->dry_run), GGUFQ_E_INVALID_ARG (bad override),
+ * GGUFQ_E_BAD_SIZE (a row length no type fits, where llama.cpp fails too),
+ * GGUFQ_E_FORMAT (an expert model tensor without a layer number).
  */
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err);
+
+/* order[0..n-1] = indices of in[] in llama.cpp's processing and writing order. */
+void gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order);
 
 #endif

@@ -1,0 +1,352 @@
+/*
+ * cmd_requant.c — `ggufq requant IN TYPE OUT [options]`: a thin layer over
+ * ggufq_requant_plan / ggufq_requant (argument parsing, the --dry-run table,
+ * progress on stderr, the summary).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cli.h"
+
+#define MAX_LIST 256
+
+enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_JSON, PROGRESS_NONE };
+
+typedef struct requant_args {
+    const char *in, *target, *out;
+    ggufq_requant_options o;
+    const char *tensor_types[MAX_LIST], *include[MAX_LIST], *exclude[MAX_LIST], *kv[MAX_LIST];
+    int progress;
+    bool quiet;
+} requant_args;
+
+typedef struct progress_state {
+    int     mode;
+    double  last_print;
+    int64_t last_tensor;
+    bool    drew_bar;
+} progress_state;
+
+/* Options taking a value. */
+static const char *const value_opts[] = {
+    "--threads", "--imatrix", "--output-tensor-type", "--token-embedding-type", "--tensor-type",
+    "--include-weights", "--exclude-weights", "--override-kv", "--progress", NULL
+};
+
+static bool takes_value(const char *opt)
+{
+    for (int i = 0; value_opts[i]; i++)
+        if (strcmp(opt, value_opts[i]) == 0)
+            return true;
+    return false;
+}
+
+static int parse_type_opt(const char *opt, const char *val, int *out)
+{
+    int t = ggufq_type_from_name(val);
+    if (t < 0)
+        return cli_usage_error("requant", "%s: unknown ggml type '%s'", opt, val);
+    *out = t;
+    return CLI_EXIT_OK;
+}
+
+static int add_list(const char **list, size_t *n, const char *opt, const char *val)
+{
+    if (*n >= MAX_LIST)
+        return cli_usage_error("requant", "too many %s options (at most %d)", opt, MAX_LIST);
+    list[(*n)++] = val;
+    return CLI_EXIT_OK;
+}
+
+static int apply_value(requant_args *a, const char *opt, const char *val)
+{
+    ggufq_requant_options *o = &a->o;
+    if (strcmp(opt, "--threads") == 0) {
+        long n;
+        if (!cli_parse_int(val, 1, 1024, &n))
+            return cli_usage_error("requant", "--threads must be a number from 1 to 1024, not '%s'", val);
+        o->nthreads = (int)n;
+    } else if (strcmp(opt, "--imatrix") == 0) {
+        o->imatrix_path = val;
+    } else if (strcmp(opt, "--output-tensor-type") == 0) {
+        return parse_type_opt(opt, val, &o->output_tensor_type);
+    } else if (strcmp(opt, "--token-embedding-type") == 0) {
+        return parse_type_opt(opt, val, &o->token_embedding_type);
+    } else if (strcmp(opt, "--tensor-type") == 0) {
+        const char *eq = strchr(val, '=');
+        if (!eq || eq == val || ggufq_type_from_name(eq + 1) < 0)
+            return cli_usage_error("requant", "--tensor-type expects REGEX=TYPE with a ggml type, not '%s'", val);
+        return add_list(a->tensor_types, &o->n_tensor_types, opt, val);
+    } else if (strcmp(opt, "--include-weights") == 0) {
+        return add_list(a->include, &o->n_include_weights, opt, val);
+    } else if (strcmp(opt, "--exclude-weights") == 0) {
+        return add_list(a->exclude, &o->n_exclude_weights, opt, val);
+    } else if (strcmp(opt, "--override-kv") == 0) {
+        return add_list(a->kv, &o->n_kv_overrides, opt, val);
+    } else if (strcmp(opt, "--progress") == 0) {
+        if (strcmp(val, "bar") == 0) a->progress = PROGRESS_BAR;
+        else if (strcmp(val, "json") == 0) a->progress = PROGRESS_JSON;
+        else if (strcmp(val, "none") == 0) a->progress = PROGRESS_NONE;
+        else return cli_usage_error("requant", "--progress must be bar, json or none, not '%s'", val);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int apply_flag(requant_args *a, const char *opt)
+{
+    ggufq_requant_options *o = &a->o;
+    if (strcmp(opt, "--leave-output-tensor") == 0) o->leave_output_tensor = true;
+    else if (strcmp(opt, "--pure") == 0) o->pure = true;
+    else if (strcmp(opt, "--keep-split") == 0) o->keep_split = true;
+    else if (strcmp(opt, "--dry-run") == 0) o->dry_run = true;
+    else if (strcmp(opt, "--quiet") == 0 || strcmp(opt, "-q") == 0) a->quiet = true;
+    else if (strcmp(opt, "--allow-requantize") == 0) { /* always allowed here */ }
+    else return cli_usage_error("requant", "unknown option '%s'", opt);
+    return CLI_EXIT_OK;
+}
+
+/* CLI_EXIT_OK, a usage error's status, or -1 after printing the help. */
+static int parse_args(int argc, char **argv, requant_args *a)
+{
+    const char *pos[3] = { NULL, NULL, NULL };
+    int n_pos = 0;
+    bool options_done = false;
+    ggufq_requant_options_init(&a->o);
+    a->progress = PROGRESS_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (options_done || arg[0] != '-' || arg[1] == '\0') {
+            if (n_pos == 3)
+                return cli_usage_error("requant", "too many arguments ('%s')", arg);
+            pos[n_pos++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) { options_done = true; continue; }
+        if (cli_is_help_option(arg)) { cli_help("requant"); return -1; }
+        char name[32];
+        const char *val = NULL, *opt = arg;
+        const char *eq = strchr(arg, '=');
+        if (eq && (size_t)(eq - arg) < sizeof name) {
+            memcpy(name, arg, (size_t)(eq - arg));
+            name[eq - arg] = '\0';
+            opt = name;
+            val = eq + 1;
+        }
+        int rc;
+        if (takes_value(opt)) {
+            if (!val) {
+                if (i + 1 >= argc)
+                    return cli_usage_error("requant", "option '%s' needs a value", opt);
+                val = argv[++i];
+            }
+            rc = apply_value(a, opt, val);
+        } else {
+            if (val)
+                return cli_usage_error("requant", "option '%s' takes no value", opt);
+            rc = apply_flag(a, opt);
+        }
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    if (n_pos < 2 || (n_pos < 3 && !a->o.dry_run))
+        return cli_usage_error("requant", n_pos == 0 ? "IN, TYPE and OUT are required"
+                                          : n_pos == 1 ? "TYPE and OUT are required" : "OUT is required");
+    if (a->o.n_include_weights && a->o.n_exclude_weights)
+        return cli_usage_error("requant", "--include-weights and --exclude-weights cannot be used together");
+    a->in = pos[0];
+    a->target = pos[1];
+    a->out = pos[2];
+    a->o.target = a->target;
+    a->o.tensor_types = a->tensor_types;
+    a->o.include_weights = a->include;
+    a->o.exclude_weights = a->exclude;
+    a->o.kv_overrides = a->kv;
+    return CLI_EXIT_OK;
+}
+
+/* ---- dry run -------------------------------------------------------------- */
+
+static double bpw(uint64_t bytes, uint64_t weights)
+{
+    return weights ? (double)bytes * 8.0 / (double)weights : 0.0;
+}
+
+static uint64_t entry_weights(const ggufq_plan_entry *e)
+{
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < e->n_dims; d++)
+        n *= (uint64_t)e->dims[d];
+    return n;
+}
+
+static void print_plan(const ggufq_plan *plan)
+{
+    out_printf("%4s  %-36s %-20s %-8s %-8s %12s %12s %7s  %s\n", "#", "tensor", "shape", "from", "to",
+               "in bytes", "out bytes", "bpw", "why");
+    uint64_t in = 0, out = 0, weights = 0;
+    int64_t n_q = 0;
+    for (int64_t i = 0; i < ggufq_plan_count(plan); i++) {
+        const ggufq_plan_entry *e = ggufq_plan_at(plan, i);
+        char shape[64];
+        int len = snprintf(shape, sizeof shape, "[%" PRId64, e->dims[0]);
+        for (uint32_t d = 1; d < e->n_dims && len > 0 && (size_t)len < sizeof shape; d++)
+            len += snprintf(shape + len, sizeof shape - (size_t)len, ", %" PRId64, e->dims[d]);
+        if (len > 0 && (size_t)len < sizeof shape - 1)
+            snprintf(shape + len, sizeof shape - (size_t)len, "]");
+        uint64_t w = entry_weights(e);
+        out_printf("%4" PRId64 "  %-36s %-20s %-8s %-8s %12" PRIu64 " %12" PRIu64 " %7.3f  %s%s\n", i, e->name,
+                   shape, ggufq_type_name(e->in_type), ggufq_type_name(e->out_type), e->in_bytes, e->out_bytes,
+                   bpw(e->out_bytes, w), e->reason ? e->reason : "", e->uses_imatrix ? " (imatrix)" : "");
+        in += e->in_bytes;
+        out += e->out_bytes;
+        weights += w;
+        n_q += e->out_type != e->in_type;
+    }
+    char a[32], b[32];
+    cli_format_bytes(a, sizeof a, in);
+    cli_format_bytes(b, sizeof b, out);
+    out_printf("\ntensors:     %" PRId64 " (%" PRId64 " converted, %" PRId64 " copied)\n",
+               ggufq_plan_count(plan), n_q, ggufq_plan_count(plan) - n_q);
+    out_printf("file type:   %u\n", ggufq_plan_file_type(plan));
+    out_printf("input:       %" PRIu64 " bytes (%s), %.4f bits per weight\n", in, a, bpw(in, weights));
+    out_printf("output:      %" PRIu64 " bytes (%s), %.4f bits per weight (tensor data)\n", out, b,
+               bpw(out, weights));
+}
+
+/* ---- progress --------------------------------------------------------------- */
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void draw_bar(const ggufq_progress *p, progress_state *ps, bool final)
+{
+    double frac = p->bytes_total ? (double)p->bytes_done / (double)p->bytes_total : 1.0;
+    double mbs = p->elapsed_seconds > 0 ? (double)p->bytes_done / 1e6 / p->elapsed_seconds : 0.0;
+    double eta = frac > 0 && !final ? p->elapsed_seconds * (1.0 - frac) / frac : 0.0;
+    char bar[31];
+    int fill = (int)(frac * 30.0);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r[%s] %5.1f%% %4" PRId64 "/%-4" PRId64 " %-32.32s %8.1f MB/s  ETA %d:%02d \033[K",
+            bar, frac * 100.0, p->tensor_index + 1, p->tensor_count, p->tensor_name ? p->tensor_name : "",
+            mbs, (int)(eta / 60), (int)eta % 60);
+    ps->drew_bar = true;
+}
+
+static void json_line(const ggufq_progress *p)
+{
+    fprintf(stderr, "{\"tensor\":\"%s\",\"index\":%" PRId64 ",\"count\":%" PRId64 ",\"bytes_done\":%" PRIu64
+            ",\"bytes_total\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"elapsed\":%.3f}\n",
+            p->tensor_name ? p->tensor_name : "", p->tensor_index, p->tensor_count, p->bytes_done,
+            p->bytes_total, p->bytes_written, p->elapsed_seconds);
+}
+
+static int on_progress(const ggufq_progress *p, void *user)
+{
+    progress_state *ps = user;
+    if (cli_signal_caught)
+        return 1;
+    bool new_tensor = p->tensor_index != ps->last_tensor;
+    double t = now_seconds();
+    bool last = p->bytes_done == p->bytes_total && p->tensor_index + 1 == p->tensor_count;
+    if (ps->mode == PROGRESS_JSON) {
+        if (new_tensor || last || t - ps->last_print >= 0.5) {
+            json_line(p);
+            ps->last_print = t;
+        }
+    } else if (ps->mode == PROGRESS_BAR && (new_tensor || last || t - ps->last_print >= 0.1)) {
+        draw_bar(p, ps, last);
+        ps->last_print = t;
+    }
+    ps->last_tensor = p->tensor_index;
+    return 0;
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static void print_summary(const requant_args *a, const ggufq_plan *plan, double secs, int threads)
+{
+    uint64_t in = 0, out = 0, weights = 0;
+    int64_t n_q = 0;
+    for (int64_t i = 0; i < ggufq_plan_count(plan); i++) {
+        const ggufq_plan_entry *e = ggufq_plan_at(plan, i);
+        in += e->in_bytes;
+        out += e->out_bytes;
+        weights += entry_weights(e);
+        n_q += e->out_type != e->in_type;
+    }
+    char ia[32], oa[32];
+    cli_format_bytes(ia, sizeof ia, in);
+    cli_format_bytes(oa, sizeof oa, out);
+    out_printf("wrote %s (%s, file type %u)\n", a->out, a->target, ggufq_plan_file_type(plan));
+    out_printf("tensors:  %" PRId64 " (%" PRId64 " converted, %" PRId64 " copied)\n", ggufq_plan_count(plan), n_q,
+               ggufq_plan_count(plan) - n_q);
+    out_printf("input:    %s, %.4f bits per weight\n", ia, bpw(in, weights));
+    out_printf("output:   %s, %.4f bits per weight\n", oa, bpw(out, weights));
+    out_printf("time:     %.3f s (%.1f MB/s), %d thread%s\n", secs, secs > 0 ? (double)in / 1e6 / secs : 0.0,
+               threads, threads == 1 ? "" : "s");
+}
+
+int cmd_requant(int argc, char **argv)
+{
+    requant_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_EXIT_OK)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    ggufq_error err;
+    ggufq_plan *plan = NULL;
+    int st = ggufq_requant_plan(a.in, &a.o, &plan, &err);
+    if (st < 0) {
+        cli_report(st, &err, a.in);
+        return CLI_EXIT_FAIL;
+    }
+    if (a.o.dry_run) {
+        print_plan(plan);
+        ggufq_plan_free(plan);
+        return CLI_EXIT_OK;
+    }
+    progress_state ps = { a.progress, 0.0, -1, false };
+    if (ps.mode == PROGRESS_AUTO)
+        ps.mode = !a.quiet && isatty(STDERR_FILENO) ? PROGRESS_BAR : PROGRESS_NONE;
+    if (a.quiet && a.progress != PROGRESS_JSON)
+        ps.mode = PROGRESS_NONE;
+    int threads = a.o.nthreads;
+#ifdef _OPENMP
+    if (threads == 0)
+        threads = omp_get_num_procs();
+#else
+    threads = 1;
+#endif
+    cli_catch_signals();
+    double t0 = now_seconds();
+    st = ggufq_requant(a.in, a.out, &a.o, on_progress, &ps, &err);
+    double secs = now_seconds() - t0;
+    if (ps.drew_bar)
+        fputc('\n', stderr);
+    if (st < 0) {
+        if (st == GGUFQ_E_INTERRUPTED)
+            cli_error("interrupted; %s not written", a.out);
+        else
+            cli_report(st, &err, a.in);
+        ggufq_plan_free(plan);
+        return CLI_EXIT_FAIL;
+    }
+    if (!a.quiet)
+        print_summary(&a, plan, secs, threads);
+    ggufq_plan_free(plan);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,541 @@
+/*
+ * requant.c — the public requant API: options, plans, and ggufq_requant.
+ *
+ * The plan lists the tensors in the order llama.cpp's llama_model_quantize
+ * processes and writes them: sorted by layer number ("blk.N." prefix;
+ * tensors without one first), then by name — the order of its weights map —
+ * or, with keep_split, shard by shard in file order. The policy (plan.c)
+ * sees the tensors in that same order, since some recipes count layers as
+ * they go. The engine (run.c) then executes the plan.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "requant/plan.h"
+#include "requant/requant_internal.h"
+
+int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
+{
+    if (err) {
+        err->status = status;
+        err->offset = GGUFQ_NO_OFFSET;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+void ggufq_requant_options_init(ggufq_requant_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->output_tensor_type = -1;
+    opts->token_embedding_type = -1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Order                                                                      */
+/* ------------------------------------------------------------------------- */
+
+typedef struct tensor_ref {
+    int         shard;
+    int64_t     index;
+    uint64_t    offset;
+    int         layer;   /* as sscanf(name, "blk.%d.") leaves it: -1 without a number */
+    const char *name;
+} tensor_ref;
+
+/* The layer llama.cpp's weight_name_comparer reads with sscanf("blk.%d."). */
+static int name_layer(const char *name)
+{
+    if (strncmp(name, "blk.", 4) != 0)
+        return -1;
+    const char *p = name + 4;
+    while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+        p++;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p)
+        return -1;
+    if (errno == ERANGE || v > INT_MAX || v < INT_MIN)
+        return v > 0 ? INT_MAX : INT_MIN;   /* out of range for %d: behaviour left to the C library */
+    return (int)v;
+}
+
+static int by_layer_then_name(const void *a, const void *b)
+{
+    const tensor_ref *x = a, *y = b;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int by_shard_then_offset(const void *a, const void *b)
+{
+    const tensor_ref *x = a, *y = b;
+    if (x->shard != y->shard)
+        return x->shard < y->shard ? -1 : 1;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Model facts for the policy                                                */
+/* ------------------------------------------------------------------------- */
+
+static int64_t arch_int(const ggufq_file *f, const char *arch, const char *suffix)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    ggufq_value v, e;
+    int64_t x = 0;
+    if (ggufq_get(f, key, &v) != GGUFQ_OK)
+        return 0;
+    if (v.type == GGUFQ_VT_ARRAY) {   /* per-layer values: layer 0's, as llama.cpp's hparams arrays */
+        if (v.count == 0 || ggufq_array_get(&v, 0, &e) != GGUFQ_OK)
+            return 0;
+        v = e;
+    }
+    return ggufq_value_int(&v, &x) == GGUFQ_OK ? x : 0;
+}
+
+static void model_info(const ggufq_file *f, gq_model_info *m, char *arch_buf, size_t cap)
+{
+    memset(m, 0, sizeof *m);
+    arch_buf[0] = '\0';
+    ggufq_value v;
+    ggufq_str s;
+    if (ggufq_get(f, "general.architecture", &v) == GGUFQ_OK && ggufq_value_str(&v, &s) == GGUFQ_OK &&
+        s.len < cap) {
+        memcpy(arch_buf, s.ptr, (size_t)s.len);
+        arch_buf[s.len] = '\0';
+    }
+    m->arch = arch_buf;
+    m->known_arch = arch_buf[0] != '\0';
+    if (!m->known_arch)
+        return;
+    m->n_layer = arch_int(f, arch_buf, "block_count");
+    m->n_head = arch_int(f, arch_buf, "attention.head_count");
+    m->n_head_kv = arch_int(f, arch_buf, "attention.head_count_kv");
+    if (m->n_head_kv == 0)
+        m->n_head_kv = m->n_head;
+    m->n_expert = arch_int(f, arch_buf, "expert_count");
+}
+
+/* ------------------------------------------------------------------------- */
+/* Plans                                                                      */
+/* ------------------------------------------------------------------------- */
+
+void ggufq_plan_free(ggufq_plan *plan)
+{
+    if (!plan)
+        return;
+    if (plan->names)
+        for (int64_t i = 0; i < plan->n; i++)
+            free(plan->names[i]);
+    free(plan->names);
+    free(plan->entries);
+    free(plan->shard);
+    free(plan->index);
+    free(plan);
+}
+
+int64_t ggufq_plan_count(const ggufq_plan *plan) { return plan ? plan->n : GGUFQ_E_INVALID_ARG; }
+
+const ggufq_plan_entry *ggufq_plan_at(const ggufq_plan *plan, int64_t i)
+{
+    return plan && i >= 0 && i < plan->n ? &plan->entries[i] : NULL;
+}
+
+uint32_t ggufq_plan_file_type(const ggufq_plan *plan) { return plan ? plan->file_type : 0; }
+
+static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, int64_t *n_out,
+                        ggufq_error *err)
+{
+    int64_t n = 0;
+    for (int i = 0; i < s->n; i++)
+        n += ggufq_tensor_count(s->files[i]);
+    tensor_ref *refs = calloc((size_t)(n ? n : 1), sizeof *refs);
+    if (!refs)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    int64_t k = 0;
+    for (int i = 0; i < s->n; i++)
+        for (int64_t j = 0; j < ggufq_tensor_count(s->files[i]); j++, k++) {
+            ggufq_tensor_info t;
+            ggufq_tensor_at(s->files[i], j, &t);
+            refs[k] = (tensor_ref){ i, j, t.offset, name_layer(t.name), t.name };
+        }
+    /* names must be unique over all shards (llama.cpp: "tensor is duplicated") */
+    qsort(refs, (size_t)n, sizeof *refs, by_layer_then_name);
+    for (int64_t i = 1; i < n; i++)
+        if (strcmp(refs[i - 1].name, refs[i].name) == 0) {
+            free(refs);
+            return gq_rq_fail(err, GGUFQ_E_DUPLICATE_TENSOR, "%s: tensor '%s' is present twice",
+                              ggufq_file_name(s->files[0]), refs[i].name);
+        }
+    if (keep_split)
+        qsort(refs, (size_t)n, sizeof *refs, by_shard_then_offset);
+    *out = refs;
+    *n_out = n;
+    return GGUFQ_OK;
+}
+
+static int alloc_plan(int64_t n, ggufq_plan **out)
+{
+    ggufq_plan *p = calloc(1, sizeof *p);
+    size_t m = (size_t)(n ? n : 1);
+    if (p) {
+        p->entries = calloc(m, sizeof *p->entries);
+        p->shard = calloc(m, sizeof *p->shard);
+        p->index = calloc(m, sizeof *p->index);
+        p->names = calloc(m, sizeof *p->names);
+    }
+    if (!p || !p->entries || !p->shard || !p->index || !p->names) {
+        ggufq_plan_free(p);
+        return GGUFQ_E_NOMEM;
+    }
+    *out = p;
+    return GGUFQ_OK;
+}
+
+/* Fill the input side of each entry; the policy fills out_type, reason, uses_imatrix. */
+static int fill_inputs(const gq_shards *s, const tensor_ref *refs, ggufq_plan *p, gq_plan_input *in)
+{
+    for (int64_t i = 0; i < p->n; i++) {
+        ggufq_tensor_info t;
+        ggufq_tensor_at(s->files[refs[i].shard], refs[i].index, &t);
+        p->names[i] = strdup(t.name);
+        if (!p->names[i])
+            return GGUFQ_E_NOMEM;
+        p->shard[i] = refs[i].shard;
+        p->index[i] = refs[i].index;
+        ggufq_plan_entry *e = &p->entries[i];
+        e->name = p->names[i];
+        e->in_type = e->out_type = t.type;
+        e->n_dims = t.n_dims;
+        memcpy(e->dims, t.dims, sizeof e->dims);
+        e->in_bytes = t.size;
+        e->reason = "";
+        in[i].name = p->names[i];
+        in[i].type = t.type;
+        in[i].n_dims = t.n_dims;
+        memcpy(in[i].dims, t.dims, sizeof in[i].dims);
+        p->n_weights += (uint64_t)t.n_elements;
+        p->in_total += t.size;
+    }
+    return GGUFQ_OK;
+}
+
+/* Output sizes, checked against the types' block sizes. */
+static int size_outputs(ggufq_plan *p, ggufq_error *err)
+{
+    for (int64_t i = 0; i < p->n; i++) {
+        ggufq_plan_entry *e = &p->entries[i];
+        if (e->out_type == e->in_type) {
+            e->out_bytes = e->in_bytes;
+        } else {
+            int64_t ne0 = e->dims[0], n = 1;
+            for (uint32_t d = 0; d < e->n_dims; d++)
+                n *= e->dims[d];
+            size_t row = ggufq_row_size(e->out_type, ne0);
+            if (!ggufq_type_is_valid(e->out_type) || row == 0)
+                return gq_rq_fail(err, GGUFQ_E_BAD_SHAPE,
+                                  "tensor '%s': rows of %lld weights cannot be stored as %s",
+                                  e->name, (long long)ne0, ggufq_type_name(e->out_type) ? ggufq_type_name(e->out_type) : "?");
+            e->out_bytes = (uint64_t)row * (uint64_t)(n / (ne0 ? ne0 : 1));
+        }
+        p->out_total += e->out_bytes;
+    }
+    return GGUFQ_OK;
+}
+
+/* Which tensors would get an imatrix row of the right size. */
+static void mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im)
+{
+    for (int64_t i = 0; i < p->n; i++) {
+        ggufq_plan_entry *e = &p->entries[i];
+        const gq_imatrix_entry *m = im ? gq_imatrix_find(im, e->name) : NULL;
+        int64_t ne2 = e->n_dims >= 3 ? e->dims[2] : 1;
+        e->uses_imatrix = e->out_type != e->in_type && m && m->n == e->dims[0] * ne2;
+    }
+}
+
+int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
+                 ggufq_plan **out, ggufq_error *err)
+{
+    int ftype = 0;
+    ggufq_type default_type;
+    bool is_recipe = false;
+    int rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe);
+    if (rc < 0)
+        return gq_rq_fail(err, rc, "'%s' is neither a ggml type nor a llama.cpp quantization recipe",
+                          opts->target ? opts->target : "(null)");
+    tensor_ref *refs = NULL;
+    int64_t n = 0;
+    if ((rc = collect_refs(s, opts->keep_split, &refs, &n, err)) < 0)
+        return rc;
+    ggufq_plan *p = NULL;
+    gq_plan_input *in = calloc((size_t)(n ? n : 1), sizeof *in);
+    if (!in || alloc_plan(n, &p) < 0) {
+        free(in);
+        free(refs);
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    }
+    p->n = n;
+    p->file_type = (uint32_t)ftype;
+    rc = fill_inputs(s, refs, p, in);
+    free(refs);
+    if (rc < 0) {
+        rc = gq_rq_fail(err, rc, "out of memory");
+    } else {
+        gq_model_info model;
+        char arch[128];
+        model_info(s->files[0], &model, arch, sizeof arch);
+        rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
+        if (rc == GGUFQ_OK)
+            rc = size_outputs(p, err);
+    }
+    free(in);
+    if (rc < 0) {
+        ggufq_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return GGUFQ_OK;
+}
+
+static int check_options(const ggufq_requant_options *opts, ggufq_error *err)
+{
+    if (!opts || opts->struct_size < sizeof *opts)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG,
+                          "options not initialised with ggufq_requant_options_init");
+    if (!opts->target)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "no target type or recipe given");
+    if (opts->n_include_weights && opts->n_exclude_weights)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG,
+                          "--include-weights and --exclude-weights cannot be used together");
+    if ((opts->n_include_weights || opts->n_exclude_weights) && !opts->imatrix_path)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "--include-weights/--exclude-weights need --imatrix");
+    if (opts->nthreads < 0)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "negative thread count");
+    return GGUFQ_OK;
+}
+
+int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, ggufq_plan **out,
+                       ggufq_error *err)
+{
+    if (err)
+        memset(err, 0, sizeof *err);
+    if (!in_path || !out)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
+    *out = NULL;
+    int rc = check_options(opts, err);
+    if (rc < 0)
+        return rc;
+    gq_shards s;
+    if ((rc = gq_shards_open(in_path, &s, err)) < 0)
+        return rc;
+    gq_imatrix im;
+    memset(&im, 0, sizeof im);
+    if (opts->imatrix_path && (rc = gq_imatrix_load(opts->imatrix_path, opts, &im, err)) < 0) {
+        gq_shards_close(&s);
+        return rc;
+    }
+    rc = gq_plan_make(&s, opts, im.n > 0, out, err);
+    if (rc == GGUFQ_OK)
+        mark_imatrix_use(*out, &im);
+    gq_imatrix_free(&im);
+    gq_shards_close(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* ggufq_requant                                                              */
+/* ------------------------------------------------------------------------- */
+
+/* Refuse an output path that is one of the input files. */
+static int check_not_input(const gq_shards *s, const char *out_path, ggufq_error *err)
+{
+    struct stat o, i;
+    if (stat(out_path, &o) != 0)
+        return GGUFQ_OK;
+    for (int k = 0; k < s->n; k++)
+        if (stat(ggufq_file_name(s->files[k]), &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino)
+            return gq_rq_fail(err, GGUFQ_E_SAME_FILE, "%s: refusing to overwrite the input file", out_path);
+    return GGUFQ_OK;
+}
+
+/* Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf. */
+static int output_paths(const gq_shards *s, const ggufq_requant_options *opts, const char *out_path,
+                        char ***paths, int *n_paths, ggufq_error *err)
+{
+    int n = opts->keep_split ? s->n : 1;
+    char **p = calloc((size_t)n, sizeof *p);
+    if (!p)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    *paths = p;
+    *n_paths = n;
+    if (n == 1) {
+        p[0] = strdup(out_path);
+        return p[0] ? GGUFQ_OK : gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    }
+    char *prefix = gq_split_prefix(out_path);
+    if (!prefix)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    size_t cap = strlen(prefix) + 32;
+    for (int i = 0; i < n; i++) {
+        p[i] = malloc(cap);
+        if (!p[i] || !gq_split_path(p[i], cap, prefix, i, n)) {
+            free(prefix);
+            return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+        }
+    }
+    free(prefix);
+    return GGUFQ_OK;
+}
+
+static void free_paths(char **p, int n)
+{
+    for (int i = 0; p && i < n; i++)
+        free(p[i]);
+    free(p);
+}
+
+/* Fail early when the destination cannot hold the planned output. */
+static int check_free_space(const gq_shards *s, const ggufq_plan *plan, const char *out_path,
+                            ggufq_error *err)
+{
+    char *dir = strdup(out_path);
+    if (!dir)
+        return GGUFQ_OK;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct statvfs v;
+    int rc = GGUFQ_OK;
+    if (statvfs(dir, &v) == 0) {
+        uint64_t align = ggufq_file_alignment(s->files[0]);
+        uint64_t need = ggufq_file_data_offset(s->files[0]) + 4096;   /* header: about the input's */
+        for (int64_t i = 0; i < plan->n; i++)
+            need += (plan->entries[i].out_bytes + align - 1) / align * align;
+        uint64_t avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+        if (avail < need)
+            rc = gq_rq_fail(err, GGUFQ_E_NO_SPACE,
+                            "%s: not enough free space: the output needs about %llu bytes, %llu are available",
+                            dir, (unsigned long long)need, (unsigned long long)avail);
+    }
+    free(dir);
+    return rc;
+}
+
+static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err)
+{
+    *out = calloc(opts->n_kv_overrides + 4, sizeof **out);   /* + the imatrix keys */
+    if (!*out)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < opts->n_kv_overrides; i++) {
+        int rc = gq_kv_override_parse(opts->kv_overrides[i], &(*out)[i], err);
+        if (rc < 0)
+            return rc;
+    }
+    return GGUFQ_OK;
+}
+
+/* llama-quantize records the imatrix in quantize.imatrix.* keys (after the user's overrides). */
+static size_t add_imatrix_keys(gq_kv_override *kv, size_t n, const char *path, const gq_imatrix *im)
+{
+    gq_kv_override *o = &kv[n++];
+    snprintf(o->key, sizeof o->key, "quantize.imatrix.file");
+    o->tag = GQ_KV_STR;
+    snprintf(o->val_str, sizeof o->val_str, "%s", path);
+    if (im->dataset && im->dataset[0]) {
+        o = &kv[n++];
+        snprintf(o->key, sizeof o->key, "quantize.imatrix.dataset");
+        o->tag = GQ_KV_STR;
+        snprintf(o->val_str, sizeof o->val_str, "%s", im->dataset);
+    }
+    o = &kv[n++];
+    snprintf(o->key, sizeof o->key, "quantize.imatrix.entries_count");
+    o->tag = GQ_KV_INT;
+    o->val_i64 = (int64_t)im->n;
+    if (im->chunks > 0) {
+        o = &kv[n++];
+        snprintf(o->key, sizeof o->key, "quantize.imatrix.chunks_count");
+        o->tag = GQ_KV_INT;
+        o->val_i64 = im->chunks;
+    }
+    return n;
+}
+
+int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant_options *opts,
+                  ggufq_progress_fn progress, void *user_data, ggufq_error *err)
+{
+    if (err)
+        memset(err, 0, sizeof *err);
+    if (!in_path || (!out_path && !(opts && opts->dry_run)))
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
+    int rc = check_options(opts, err);
+    if (rc < 0)
+        return rc;
+    gq_kv_override *kv = NULL;
+    gq_shards s = { 0, NULL };
+    gq_imatrix im;
+    memset(&im, 0, sizeof im);
+    ggufq_plan *plan = NULL;
+    char **paths = NULL;
+    int n_paths = 0;
+    size_t n_kv = opts->n_kv_overrides;
+
+    if ((rc = parse_overrides(opts, &kv, err)) < 0)
+        goto out;
+    if ((rc = gq_shards_open(in_path, &s, err)) < 0)
+        goto out;
+    if (opts->imatrix_path) {
+        if ((rc = gq_imatrix_load(opts->imatrix_path, opts, &im, err)) < 0)
+            goto out;
+        if (im.n > 0)
+            n_kv = add_imatrix_keys(kv, n_kv, opts->imatrix_path, &im);
+    }
+    if ((rc = gq_plan_make(&s, opts, im.n > 0, &plan, err)) < 0)
+        goto out;
+    mark_imatrix_use(plan, &im);
+    if (opts->dry_run)
+        goto out;
+    if ((rc = output_paths(&s, opts, out_path, &paths, &n_paths, err)) < 0)
+        goto out;
+    for (int i = 0; i < n_paths && rc == GGUFQ_OK; i++)
+        rc = check_not_input(&s, paths[i], err);
+    if (rc == GGUFQ_OK)
+        rc = check_free_space(&s, plan, paths[0], err);
+    if (rc == GGUFQ_OK) {
+        gq_run run = {
+            .in = &s, .plan = plan, .imatrix = im.n > 0 ? &im : NULL, .opts = opts,
+            .kv = kv, .n_kv = n_kv, .out_paths = (const char *const *)paths, .n_out = n_paths,
+            .progress = progress, .user_data = user_data, .nthreads = opts->nthreads,
+        };
+        rc = gq_run_requant(&run, err);
+    }
+out:
+    free_paths(paths, n_paths);
+    ggufq_plan_free(plan);
+    gq_imatrix_free(&im);
+    gq_shards_close(&s);
+    free(kv);
+    return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * requant_internal.h — the pieces of the requant engine shared between its
+ * files: split inputs (shards.c), importance matrices (imatrix.c), metadata
+ * overrides (kvover.c), row validation (validate.c) and the planned run
+ * (requant.c, run.c). Not public API.
+ */
+#ifndef GGUFQ_REQUANT_INTERNAL_H
+#define GGUFQ_REQUANT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ggufq.h"
+
+/* Record a failure in err (if not NULL); returns status. */
+int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------- */
+/* Split models (shards.c)                                                   */
+/* ------------------------------------------------------------------------- */
+
+#define GQ_MAX_SHARDS 9999
+
+/* The files of one model: a single file, or every shard of a split one. */
+typedef struct gq_shards {
+    int          n;
+    ggufq_file **files;   /* files[0] holds the metadata that is copied */
+} gq_shards;
+
+/*
+ * Open path and, when it is shard 1 of N (split.count > 1), the other shards
+ * named like llama.cpp's llama_split_path: <prefix>-%05d-of-%05d.gguf.
+ */
+int  gq_shards_open(const char *path, gq_shards *s, ggufq_error *err);
+void gq_shards_close(gq_shards *s);
+/* "<prefix>-%05d-of-%05d.gguf" (no is 0-based, printed 1-based) into buf; false if it does not fit. */
+bool gq_split_path(char *buf, size_t cap, const char *prefix, int no, int count);
+/*
+ * The prefix of an output path for --keep-split: path without a trailing
+ * "-NNNNN-of-NNNNN.gguf" or ".gguf". malloc'd; NULL when out of memory.
+ */
+char *gq_split_prefix(const char *path);
+
+/* ------------------------------------------------------------------------- */
+/* Importance matrices (imatrix.c)                                           */
+/* ------------------------------------------------------------------------- */
+
+typedef struct gq_imatrix_entry {
+    char    *name;     /* tensor name ("blk.0.attn_q.weight") */
+    float   *values;   /* ne[0] * n_experts importance weights */
+    int64_t  n;
+} gq_imatrix_entry;
+
+typedef struct gq_imatrix {
+    gq_imatrix_entry *e;   /* sorted by name */
+    size_t            n;
+    char             *dataset;  /* informational, may be NULL */
+    int64_t           chunks;   /* informational, -1 if unknown */
+} gq_imatrix;
+
+/*
+ * Load a legacy imatrix (.dat) or a GGUF imatrix, keeping only the entries
+ * include/exclude select (as llama-quantize does), and refusing non-finite values.
+ */
+int  gq_imatrix_load(const char *path, const ggufq_requant_options *opts,
+                     gq_imatrix *im, ggufq_error *err);
+const gq_imatrix_entry *gq_imatrix_find(const gq_imatrix *im, const char *name);
+void gq_imatrix_free(gq_imatrix *im);
+
+/* ------------------------------------------------------------------------- */
+/* Metadata overrides (kvover.c)                                             */
+/* ------------------------------------------------------------------------- */
+
+enum gq_kv_tag { GQ_KV_INT, GQ_KV_FLOAT, GQ_KV_BOOL, GQ_KV_STR };
+
+/* llama.cpp's llama_model_kv_override: keys and strings of at most 127 bytes. */
+typedef struct gq_kv_override {
+    char    key[128];
+    int     tag;
+    int64_t val_i64;
+    double  val_f64;
+    bool    val_bool;
+    char    val_str[128];
+} gq_kv_override;
+
+/* Parse "KEY=TYPE:VALUE" (TYPE: int, float, bool, str) exactly as llama.cpp's parser. */
+int gq_kv_override_parse(const char *spec, gq_kv_override *out, ggufq_error *err);
+
+/* ------------------------------------------------------------------------- */
+/* Validation (validate.c)                                                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * ggml_validate_row_data's rules: the index of the first element (plain
+ * types) or block (quantized types) holding a NaN or Inf (for quantized
+ * types: in a scale), or -1 if the bytes are valid.
+ */
+int64_t gq_first_invalid(ggufq_type type, const void *data, size_t nbytes);
+
+/* ------------------------------------------------------------------------- */
+/* Plans (requant.c)                                                         */
+/* ------------------------------------------------------------------------- */
+
+struct ggufq_plan {
+    ggufq_plan_entry *entries;   /* in output order */
+    int64_t           n;
+    uint32_t          file_type;
+    int              *shard;     /* input shard of each entry */
+    int64_t          *index;     /* tensor index inside that shard */
+    char            **names;     /* owned copies of the names */
+    uint64_t          n_weights; /* all tensors */
+    uint64_t          in_total, out_total;
+};
+
+/* Plan over opened shards (in llama.cpp's processing order). */
+int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
+                 ggufq_plan **out, ggufq_error *err);
+
+/* ------------------------------------------------------------------------- */
+/* Execution (run.c)                                                         */
+/* ------------------------------------------------------------------------- */
+
+typedef struct gq_run {
+    const gq_shards         *in;
+    const ggufq_plan        *plan;
+    const gq_imatrix        *imatrix;   /* NULL: none */
+    const ggufq_requant_options *opts;
+    const gq_kv_override    *kv;
+    size_t                   n_kv;
+    const char *const       *out_paths;  /* one per output file (shards with keep_split) */
+    int                      n_out;
+    ggufq_progress_fn        progress;
+    void                    *user_data;
+    int                      nthreads;
+} gq_run;
+
+int gq_run_requant(const gq_run *run, ggufq_error *err);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+ * run.c — executes a requant plan: writes the metadata as llama.cpp's
+ * llama_model_quantize does, then streams every tensor through
+ * dequantize → quantize in chunks of rows, the rows of a chunk spread over
+ * OpenMP threads. Rows are independent in every quantizer, so the bytes do
+ * not depend on the thread count. Memory: one chunk of F32 rows and its
+ * encoded form, whatever the tensor's size.
+ *
+ * Input checks follow llama.cpp's loader (check_tensors): any NaN/Inf in a
+ * float tensor, or in a quantized tensor's scales, is an error, reported
+ * with the tensor and row; the quantized output is checked the same way
+ * (ggml_validate_row_data).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "requant/requant_internal.h"
+
+/* Weights per chunk (a chunk is whole rows; at least one row). */
+#define CHUNK_WEIGHTS ((int64_t)1 << 21)
+/* Weights per parallel work item inside a chunk (whole rows, at least one). */
+#define ITEM_WEIGHTS  ((int64_t)1 << 15)
+
+/* llama.cpp's LLAMA_FTYPE_MOSTLY_Q2_K_S: its Q2_K tensors need an imatrix. */
+#define LLAMA_FTYPE_MOSTLY_Q2_K_S 21
+
+typedef struct run_state {
+    const gq_run  *run;
+    ggufq_writer **w;
+    float         *f32;       /* CHUNK rows, decoded */
+    uint8_t       *enc;       /* the same rows, encoded */
+    size_t         f32_cap, enc_cap;
+    ggufq_progress pr;
+    struct timespec t0;
+} run_state;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static int writer_status(ggufq_writer *w, int rc, ggufq_error *err)
+{
+    const ggufq_error *we = ggufq_writer_error(w);
+    if (err && we && we->status != GGUFQ_OK) {
+        *err = *we;
+        return we->status;
+    }
+    return gq_rq_fail(err, rc, "writing the output: %s", ggufq_strerror(rc));
+}
+
+/* ------------------------------------------------------------------------- */
+/* Metadata                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* gguf_set_val_*: an existing key is removed and the new value appended. */
+static int set_override(ggufq_writer *w, const gq_kv_override *o)
+{
+    ggufq_writer_remove(w, o->key);
+    switch (o->tag) {
+    case GQ_KV_FLOAT:   /* stored as float32 */
+        return ggufq_writer_set_float(w, o->key, GGUFQ_VT_FLOAT32, (double)(float)o->val_f64);
+    case GQ_KV_INT:     /* stored as uint32 of the absolute value (llama.cpp PR 14182) */
+        return ggufq_writer_set_uint(w, o->key, GGUFQ_VT_UINT32,
+                                     (uint32_t)(o->val_i64 < 0 ? -(uint64_t)o->val_i64 : (uint64_t)o->val_i64));
+    case GQ_KV_BOOL:
+        return ggufq_writer_set_bool(w, o->key, o->val_bool);
+    default:
+        return ggufq_writer_set_string(w, o->key, o->val_str, strlen(o->val_str));
+    }
+}
+
+static int write_metadata(run_state *st, int k, ggufq_error *err)
+{
+    const gq_run *r = st->run;
+    ggufq_writer *w = st->w[k];
+    int rc = GGUFQ_OK;
+    if (k == 0) {   /* the first output gets the model's keys; llama.cpp's other shards only split.* */
+        const ggufq_file *f = r->in->files[0];
+        for (int64_t i = 0; i < ggufq_kv_count(f) && rc == GGUFQ_OK; i++) {
+            ggufq_value v;
+            rc = ggufq_kv_value(f, i, &v);
+            if (rc == GGUFQ_OK)
+                rc = ggufq_writer_set_value(w, ggufq_kv_key(f, i), &v);
+        }
+        if (rc == GGUFQ_OK) {
+            ggufq_writer_remove(w, "general.quantization_version");
+            rc = ggufq_writer_set_uint(w, "general.quantization_version", GGUFQ_VT_UINT32, 2);
+        }
+        if (rc == GGUFQ_OK) {
+            ggufq_writer_remove(w, "general.file_type");
+            rc = ggufq_writer_set_uint(w, "general.file_type", GGUFQ_VT_UINT32, r->plan->file_type);
+        }
+        ggufq_writer_remove(w, "split.no");
+        ggufq_writer_remove(w, "split.count");
+        ggufq_writer_remove(w, "split.tensors.count");
+        for (size_t i = 0; i < r->n_kv && rc == GGUFQ_OK; i++)
+            rc = set_override(w, &r->kv[i]);
+    }
+    if (rc == GGUFQ_OK && r->n_out > 1) {
+        rc = ggufq_writer_set_uint(w, "split.no", GGUFQ_VT_UINT16, (uint64_t)k);
+        if (rc == GGUFQ_OK)
+            rc = ggufq_writer_set_uint(w, "split.count", GGUFQ_VT_UINT16, (uint64_t)r->n_out);
+        if (rc == GGUFQ_OK)
+            rc = ggufq_writer_set_int(w, "split.tensors.count", GGUFQ_VT_INT32, r->plan->n);
+    }
+    return rc < 0 ? writer_status(w, rc, err) : GGUFQ_OK;
+}
+
+static int open_outputs(run_state *st, ggufq_error *err)
+{
+    const gq_run *r = st->run;
+    st->w = calloc((size_t)r->n_out, sizeof *st->w);
+    if (!st->w)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    for (int k = 0; k < r->n_out; k++) {
+        ggufq_writer_options wo = { 0, r->in->files[k < r->in->n ? k : 0] };
+        wo.alignment = ggufq_file_alignment(r->in->files[0]);
+        int rc = ggufq_writer_create(r->out_paths[k], &wo, &st->w[k], err);
+        if (rc < 0) {
+            st->w[k] = NULL;
+            return rc;
+        }
+        if ((rc = write_metadata(st, k, err)) < 0)
+            return rc;
+    }
+    for (int64_t i = 0; i < r->plan->n; i++) {
+        const ggufq_plan_entry *e = &r->plan->entries[i];
+        int k = r->n_out > 1 ? r->plan->shard[i] : 0;
+        int rc = ggufq_writer_add_tensor(st->w[k], e->name, e->out_type, e->n_dims, e->dims);
+        if (rc < 0)
+            return writer_status(st->w[k], rc, err);
+    }
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* One tensor                                                                 */
+/* ------------------------------------------------------------------------- */
+
+typedef struct tensor_job {
+    const ggufq_plan_entry *e;
+    const char   *file;
+    const uint8_t *src;       /* input bytes */
+    int64_t       ne0, ne1, ne2, nrows;
+    size_t        in_row, out_row;
+    const float  *imatrix;    /* ne0 * ne2 values, or NULL */
+} tensor_job;
+
+/* First problem found in a chunk; the lowest row wins, so reports do not depend on threads. */
+typedef struct chunk_fault {
+    int64_t row;       /* INT64_MAX: none */
+    int     status;
+    int64_t where;     /* element or block inside the row */
+    bool    output;    /* found in the quantized output (else the input) */
+} chunk_fault;
+
+static void note_fault(chunk_fault *f, int64_t row, int status, int64_t where, bool output)
+{
+#ifdef _OPENMP
+#pragma omp critical(gq_requant_fault)
+#endif
+    {
+        if (row < f->row) {
+            f->row = row;
+            f->status = status;
+            f->where = where;
+            f->output = output;
+        }
+    }
+}
+
+/* Rows [r0, r1) of one item: decode, check, encode, check. All rows share one expert. */
+static void convert_rows(const tensor_job *j, int64_t first_row, int64_t r0, int64_t r1,
+                         float *f32, uint8_t *enc, chunk_fault *fault)
+{
+    const ggufq_type in_t = j->e->in_type, out_t = j->e->out_type;
+    const uint8_t *src = j->src + (size_t)r0 * j->in_row;
+    size_t nin = (size_t)(r1 - r0) * j->in_row;
+    int64_t bad = gq_first_invalid(in_t, src, nin);
+    if (bad >= 0) {
+        int64_t per_row = (int64_t)(j->in_row / ggufq_type_block_bytes(in_t));
+        note_fault(fault, r0 + bad / per_row, GGUFQ_E_NONFINITE, bad % per_row, false);
+        return;
+    }
+    const float *x;
+    float *dst = f32 + (size_t)(r0 - first_row) * (size_t)j->ne0;
+    if (in_t == GGUFQ_TYPE_F32) {
+        x = (const float *)(const void *)src;
+    } else {
+        int rc = ggufq_dequantize(in_t, src, dst, (r1 - r0) * j->ne0);
+        if (rc < 0) {
+            note_fault(fault, r0, rc, 0, false);
+            return;
+        }
+        x = dst;
+    }
+    const float *im = j->imatrix ? j->imatrix + ((r0 / j->ne1) % j->ne2) * j->ne0 : NULL;
+    uint8_t *out = enc + (size_t)(r0 - first_row) * j->out_row;
+    int rc = ggufq_quantize(out_t, x, out, r1 - r0, j->ne0, im);
+    if (rc < 0) {
+        note_fault(fault, r0, rc, 0, true);
+        return;
+    }
+    bad = gq_first_invalid(out_t, out, (size_t)(r1 - r0) * j->out_row);
+    if (bad >= 0) {
+        int64_t per_row = (int64_t)(j->out_row / ggufq_type_block_bytes(out_t));
+        note_fault(fault, r0 + bad / per_row, GGUFQ_E_NONFINITE, bad % per_row, true);
+    }
+}
+
+/* A copied chunk: only the input check. */
+static void check_rows(const tensor_job *j, int64_t r0, int64_t r1, chunk_fault *fault)
+{
+    const uint8_t *src = j->src + (size_t)r0 * j->in_row;
+    int64_t bad = gq_first_invalid(j->e->in_type, src, (size_t)(r1 - r0) * j->in_row);
+    if (bad >= 0) {
+        int64_t per_row = (int64_t)(j->in_row / ggufq_type_block_bytes(j->e->in_type));
+        note_fault(fault, r0 + bad / per_row, GGUFQ_E_NONFINITE, bad % per_row, false);
+    }
+}
+
+static int report_fault(const tensor_job *j, const chunk_fault *f, ggufq_error *err)
+{
+    const char *in_n = ggufq_type_name(j->e->in_type), *out_n = ggufq_type_name(j->e->out_type);
+    if (f->status == GGUFQ_E_NONFINITE && !f->output)
+        return gq_rq_fail(err, f->status, "%s: tensor '%s' row %lld: NaN or Inf in the input (%s %s %lld)",
+                          j->file, j->e->name, (long long)f->row, in_n,
+                          ggufq_type_is_quantized(j->e->in_type) ? "scale of block" : "weight",
+                          (long long)f->where);
+    if (f->status == GGUFQ_E_NONFINITE)
+        return gq_rq_fail(err, f->status,
+                          "%s: tensor '%s' row %lld: quantized to %s, block %lld has a NaN or Inf scale",
+                          j->file, j->e->name, (long long)f->row, out_n, (long long)f->where);
+    if (f->status == GGUFQ_E_NEEDS_IMATRIX)
+        return gq_rq_fail(err, f->status, "tensor '%s': %s can only be made with an importance matrix "
+                          "(--imatrix) that has an entry for this tensor", j->e->name, out_n);
+    return gq_rq_fail(err, f->status, "%s: tensor '%s' row %lld: %s to %s: %s", j->file, j->e->name,
+                      (long long)f->row, in_n, out_n, ggufq_strerror(f->status));
+}
+
+static int process_chunk(run_state *st, const tensor_job *j, int64_t c0, int64_t c1, bool copy,
+                         chunk_fault *fault)
+{
+    int64_t rows_per_item = ITEM_WEIGHTS / j->ne0 > 0 ? ITEM_WEIGHTS / j->ne0 : 1;
+    int64_t n_items = (c1 - c0 + rows_per_item - 1) / rows_per_item;
+    int nthreads = st->run->nthreads;
+    (void)nthreads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (nthreads > 1 && n_items > 1)
+#endif
+    for (int64_t it = 0; it < n_items; it++) {
+        int64_t r0 = c0 + it * rows_per_item;
+        int64_t r1 = r0 + rows_per_item < c1 ? r0 + rows_per_item : c1;
+        if (copy) {
+            check_rows(j, r0, r1, fault);
+            continue;
+        }
+        /* split at expert boundaries: each expert has its own imatrix slice */
+        while (r0 < r1) {
+            int64_t next = (r0 / j->ne1 + 1) * j->ne1;
+            int64_t e1 = next < r1 ? next : r1;
+            convert_rows(j, c0, r0, e1, st->f32, st->enc, fault);
+            r0 = e1;
+        }
+    }
+    return fault->row == INT64_MAX ? GGUFQ_OK : fault->status;
+}
+
+static int ensure_buffers(run_state *st, size_t f32_bytes, size_t enc_bytes, ggufq_error *err)
+{
+    if (f32_bytes > st->f32_cap) {
+        free(st->f32);
+        st->f32 = malloc(f32_bytes);
+        st->f32_cap = st->f32 ? f32_bytes : 0;
+    }
+    if (enc_bytes > st->enc_cap) {
+        free(st->enc);
+        st->enc = malloc(enc_bytes);
+        st->enc_cap = st->enc ? enc_bytes : 0;
+    }
+    if ((f32_bytes && !st->f32) || (enc_bytes && !st->enc))
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory for a chunk of %zu + %zu bytes", f32_bytes, enc_bytes);
+    return GGUFQ_OK;
+}
+
+static bool is_token_embd(const char *name)
+{
+    return strcmp(name, "token_embd.weight") == 0 || strcmp(name, "per_layer_token_embd.weight") == 0;
+}
+
+/* llama.cpp's tensor_requires_imatrix. */
+static bool requires_imatrix(const char *name, ggufq_type t, uint32_t ftype)
+{
+    if (is_token_embd(name) || strcmp(name, "output.weight") == 0)
+        return false;
+    switch (t) {
+    case GGUFQ_TYPE_IQ3_XXS: case GGUFQ_TYPE_IQ2_XXS: case GGUFQ_TYPE_IQ2_XS:
+    case GGUFQ_TYPE_IQ2_S: case GGUFQ_TYPE_IQ1_M: case GGUFQ_TYPE_IQ1_S:
+        return true;
+    case GGUFQ_TYPE_Q2_K:
+        return ftype == LLAMA_FTYPE_MOSTLY_Q2_K_S;
+    default:
+        return false;
+    }
+}
+
+/* The imatrix row for a tensor, as llama.cpp picks it. */
+static int pick_imatrix(const gq_run *r, const tensor_job *j, const float **out, ggufq_error *err)
+{
+    *out = NULL;
+    const gq_imatrix_entry *m = r->imatrix ? gq_imatrix_find(r->imatrix, j->e->name) : NULL;
+    if (m) {
+        if (m->n == j->ne0 * j->ne2)
+            *out = m->values;
+        else if (!is_token_embd(j->e->name))
+            return gq_rq_fail(err, GGUFQ_E_FORMAT, "imatrix size %lld is different from tensor size %lld for %s",
+                              (long long)m->n, (long long)(j->ne0 * j->ne2), j->e->name);
+    }
+    if (!*out && r->imatrix && requires_imatrix(j->e->name, j->e->out_type, r->plan->file_type))
+        return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
+                          "missing importance matrix for tensor %s in a very low-bit quantization (%s)",
+                          j->e->name, ggufq_type_name(j->e->out_type));
+    return GGUFQ_OK;
+}
+
+static int report_progress(run_state *st, ggufq_error *err)
+{
+    if (!st->run->progress)
+        return GGUFQ_OK;
+    st->pr.elapsed_seconds = seconds_since(&st->t0);
+    if (st->run->progress(&st->pr, st->run->user_data) != 0)
+        return gq_rq_fail(err, GGUFQ_E_INTERRUPTED, "interrupted");
+    return GGUFQ_OK;
+}
+
+static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
+{
+    const gq_run *r = st->run;
+    const ggufq_plan_entry *e = &r->plan->entries[i];
+    const ggufq_file *f = r->in->files[r->plan->shard[i]];
+    ggufq_tensor_info t;
+    ggufq_tensor_at(f, r->plan->index[i], &t);
+    ggufq_writer *w = st->w[r->n_out > 1 ? r->plan->shard[i] : 0];
+    tensor_job j = { e, ggufq_file_name(f), t.data, t.dims[0], t.n_dims >= 2 ? t.dims[1] : 1,
+                     t.n_dims >= 3 ? t.dims[2] : 1, 0, 0, 0, NULL };
+    j.nrows = j.ne0 ? t.n_elements / j.ne0 : 0;
+    j.in_row = ggufq_row_size(e->in_type, j.ne0);
+    j.out_row = ggufq_row_size(e->out_type, j.ne0);
+    bool copy = e->out_type == e->in_type;
+    int rc = copy ? GGUFQ_OK : pick_imatrix(r, &j, &j.imatrix, err);
+    if (rc < 0)
+        return rc;
+    st->pr.tensor_name = e->name;
+    st->pr.tensor_index = i;
+    int64_t rows_per_chunk = CHUNK_WEIGHTS / (j.ne0 ? j.ne0 : 1);
+    if (rows_per_chunk < 1)
+        rows_per_chunk = 1;
+    if (!copy && (rc = ensure_buffers(st, (size_t)rows_per_chunk * (size_t)j.ne0 * sizeof(float),
+                                      (size_t)rows_per_chunk * j.out_row, err)) < 0)
+        return rc;
+    for (int64_t c0 = 0; c0 < j.nrows; c0 += rows_per_chunk) {
+        int64_t c1 = c0 + rows_per_chunk < j.nrows ? c0 + rows_per_chunk : j.nrows;
+        chunk_fault fault = { INT64_MAX, GGUFQ_OK, 0, false };
+        if (process_chunk(st, &j, c0, c1, copy, &fault) < 0)
+            return report_fault(&j, &fault, err);
+        const void *bytes = copy ? (const void *)(j.src + (size_t)c0 * j.in_row) : (const void *)st->enc;
+        size_t n = (size_t)(c1 - c0) * (copy ? j.in_row : j.out_row);
+        if ((rc = ggufq_writer_write(w, bytes, n)) < 0)
+            return writer_status(w, rc, err);
+        st->pr.bytes_done += (uint64_t)(c1 - c0) * j.in_row;
+        st->pr.bytes_written += n;
+        if ((rc = report_progress(st, err)) < 0)
+            return rc;
+    }
+    if (j.nrows == 0 && (rc = report_progress(st, err)) < 0)
+        return rc;
+    return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The run                                                                    */
+/* ------------------------------------------------------------------------- */
+
+static int finish_all(run_state *st, ggufq_error *err)
+{
+    const gq_run *r = st->run;
+    int rc = GGUFQ_OK;
+    int k = 0;
+    for (; k < r->n_out && rc == GGUFQ_OK; k++) {
+        rc = ggufq_writer_finish(st->w[k], err);
+        st->w[k] = NULL;
+    }
+    if (rc < 0) {   /* never leave part of a split output behind */
+        for (int i = 0; i < k - 1; i++)
+            remove(r->out_paths[i]);
+    }
+    return rc;
+}
+
+int gq_run_requant(const gq_run *r, ggufq_error *err)
+{
+    run_state st;
+    memset(&st, 0, sizeof st);
+    st.run = r;
+    clock_gettime(CLOCK_MONOTONIC, &st.t0);
+    st.pr.tensor_count = r->plan->n;
+    st.pr.bytes_total = r->plan->in_total;
+    gq_run rr = *r;
+#ifdef _OPENMP
+    if (rr.nthreads <= 0)
+        rr.nthreads = omp_get_num_procs();
+#else
+    rr.nthreads = 1;
+#endif
+    st.run = &rr;
+    int rc = open_outputs(&st, err);
+    for (int64_t i = 0; i < r->plan->n && rc == GGUFQ_OK; i++)
+        rc = process_tensor(&st, i, err);
+    if (rc == GGUFQ_OK)
+        rc = finish_all(&st, err);
+    for (int k = 0; st.w && k < r->n_out; k++)
+        ggufq_writer_abort(st.w[k]);
+    free(st.w);
+    free(st.f32);
+    free(st.enc);
+    return rc;
+}

@@ -1,0 +1,144 @@
+#!/bin/sh
+# CLI: `ggufq cpu` (text and JSON), GGUFQ_ISA checks, and tiny `ggufq bench`
+# runs (table and JSON). No speed is asserted: only that the commands run and
+# print what they promise. Kept short (--seconds 0.05, one type).
+# Run by ctest as: sh bench.sh <path-to-ggufq> <tests-dir>
+set -u
+GGUFQ=$1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-bench.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 1' INT TERM HUP
+FAILS=0
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+# run_isa ISA ARGS...: run with GGUFQ_ISA=ISA in the environment
+run_isa() { isa=$1; shift; GGUFQ_ISA=$isa "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+expect() {
+    if [ "$rc" -ne "$1" ]; then
+        fail "$2: exit $rc, expected $1"
+        sed 's/^/    stderr: /' "$TMP/err"
+        return 1
+    fi
+    echo "ok: $2"
+}
+out_line() { grep -q -E -e "$1" "$TMP/out" || fail "$2: no line matching '$1'"; }
+err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
+# err_empty DESC: nothing on stderr (but qemu-user's own warnings when run under an emulator)
+err_empty() {
+    ! grep -v -q -E '^qemu-[a-z0-9_]+: warning: ' "$TMP/err" || fail "$1: unexpected stderr: $(cat "$TMP/err")"
+}
+have_python() { command -v python3 >/dev/null 2>&1; }
+# json_ok FILE DESC [PYTHON-EXPRESSION over doc]: FILE is one valid JSON document
+json_ok() {
+    if ! have_python; then
+        echo "skip: python3 not found; $2 not parsed"
+        return 0
+    fi
+    python3 - "$1" "${3:-True}" <<'EOF' || fail "$2: not valid JSON, or a check failed"
+import json, sys
+def strict(c):
+    raise ValueError("non-standard JSON constant " + c)
+doc = json.loads(open(sys.argv[1], encoding="utf-8").read(), parse_constant=strict)
+sys.exit(0 if eval(sys.argv[2]) else 1)
+EOF
+}
+
+unset GGUFQ_ISA
+
+# ---- ggufq cpu ----------------------------------------------------------------
+run cpu
+expect 0 "cpu"
+err_empty "cpu"
+out_line '^features: ' "cpu"
+out_line '^  scalar +yes$' "cpu: scalar always runs"
+out_line '^selected: (scalar|avx2|avx512|neon)$' "cpu: selected line"
+SELECTED=$(sed -n 's/^selected: //p' "$TMP/out")
+# An ISA this CPU cannot run, if there is one (there always is: x86 lacks neon, arm lacks avx2).
+UNSUPPORTED=$(sed -n 's/^  \([a-z0-9]*\) *no$/\1/p' "$TMP/out" | head -n 1)
+
+run cpu --json
+expect 0 "cpu --json"
+json_ok "$TMP/out" "cpu --json" \
+    "doc['isa']['scalar'] is True and doc['selected'] == '$SELECTED' and isinstance(doc['features'], list)"
+
+run_isa scalar cpu
+expect 0 "GGUFQ_ISA=scalar cpu"
+out_line '^selected: scalar$' "GGUFQ_ISA=scalar cpu"
+err_empty "GGUFQ_ISA=scalar cpu"
+
+run_isa SCALAR cpu
+expect 0 "GGUFQ_ISA=SCALAR cpu (case-insensitive, as the library)"
+out_line '^selected: scalar$' "GGUFQ_ISA=SCALAR cpu"
+
+run_isa bogus cpu
+expect 1 "GGUFQ_ISA=bogus cpu"
+err_has "GGUFQ_ISA=bogus" "GGUFQ_ISA=bogus cpu"
+[ ! -s "$TMP/out" ] || fail "GGUFQ_ISA=bogus cpu: printed something"
+
+if [ -n "$UNSUPPORTED" ]; then
+    run_isa "$UNSUPPORTED" cpu
+    expect 1 "GGUFQ_ISA=$UNSUPPORTED (not runnable here) cpu"
+    err_has "GGUFQ_ISA=$UNSUPPORTED: this CPU/OS cannot run it" "GGUFQ_ISA=$UNSUPPORTED cpu"
+    # every command refuses, not only cpu
+    run_isa "$UNSUPPORTED" info "$2/data/llama-2-tiny-random.gguf"
+    expect 1 "GGUFQ_ISA=$UNSUPPORTED info"
+    run bench --isa "$UNSUPPORTED" --type q4_0 --seconds 0.01
+    expect 1 "bench --isa $UNSUPPORTED (not runnable here)"
+fi
+
+run cpu --bogus
+expect 2 "cpu --bogus"
+
+# ---- ggufq bench ----------------------------------------------------------------
+run bench --type q4_0 --seconds 0.05
+expect 0 "bench --type q4_0"
+out_line '^dequantize: ' "bench table heading"
+out_line '^type +Mw/s +GB/s' "bench column heading"
+out_line '^q4_0 +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2} ' "bench q4_0 row"
+out_line "^selected: $SELECTED\$" "bench names the selected ISA"
+[ "$(grep -c '^q4_0 ' "$TMP/out")" -eq 1 ] || fail "bench --type q4_0: expected one q4_0 row"
+if grep -q '^ggml: .*libggml-base.so (reference kernels)$' "$TMP/out"; then
+    out_line '^geomean +[0-9]' "bench geomean row (peer present)"
+    out_line '^geometric mean of ours/ggml, dequantize: scalar [0-9.]+x' "bench geomean line"
+else
+    echo "note: ggml peer not found: no side-by-side columns checked"
+fi
+
+run bench --json --type q8_0 --seconds 0.05 --isa scalar --no-memset
+expect 0 "bench --json --type q8_0"
+[ "$(wc -l <"$TMP/out")" -eq 1 ] || fail "bench --json: not a single line"
+json_ok "$TMP/out" "bench --json" \
+    "doc['weights'] == 65536 and doc['selected'] == '$SELECTED' and \
+     [r['impl'] for r in doc['dequantize'] if r['impl'] != 'ggml'] == ['scalar'] and \
+     all(r['type'] == 'q8_0' and r['mweights_per_s'] > 0 and r['gb_per_s'] > 0 for r in doc['dequantize']) and \
+     'quantize' not in doc and set(doc['geomean_vs_ggml']) == {'dequantize'} and doc['memset'] == []"
+
+run bench --json --quantize --type q4_1 --seconds 0.02 --isa scalar --no-peer --no-memset
+expect 0 "bench --json --quantize --no-peer"
+json_ok "$TMP/out" "bench --json --quantize" \
+    "doc['peer'] is None and [r['impl'] for r in doc['quantize']] == ['scalar'] and \
+     doc['geomean_vs_ggml']['quantize']['scalar'] is None"
+
+# ---- usage errors ------------------------------------------------------------------
+run bench --type nosuchtype
+expect 2 "bench --type nosuchtype"
+err_has "unknown type 'nosuchtype'" "bench --type nosuchtype"
+run bench --isa nosuchisa
+expect 2 "bench --isa nosuchisa"
+run bench --seconds 0
+expect 2 "bench --seconds 0"
+run bench --seconds abc
+expect 2 "bench --seconds abc"
+run bench --peer "$TMP/no-such-dir" --type q4_0 --seconds 0.01
+expect 1 "bench --peer with no library there"
+err_has "no-such-dir" "bench --peer with no library there"
+run help bench
+expect 0 "help bench"
+out_line '^usage: ggufq bench ' "help bench"
+
+if [ "$FAILS" -ne 0 ]; then
+    echo "$FAILS check(s) failed"
+    exit 1
+fi
+echo "all checks passed"
