@@ -2,10 +2,11 @@
  * test_diff_all.c — differential test of every kernel against the peer
  * (ggml's prebuilt libggml-base.so, loaded with dlopen).
  *
- * For each type in diff_types[]: quantize random rows (many seeds, row lengths
- * from one block to 16 Ki weights, several distributions, with and without an
- * importance matrix) with ggufq and with ggml and compare the bytes; then
- * dequantize random blocks with both and compare the floats bit for bit.
+ * For each type in pk_types[] (peer_kernels.c): quantize random rows (many
+ * seeds, row lengths from one block to 16 Ki weights, several distributions,
+ * with and without an importance matrix) with ggufq and with ggml and compare
+ * the bytes; then dequantize random blocks with both and compare the floats
+ * bit for bit (NaN payloads included).
  * Skips (with a message) when the peer is absent.
  *
  * Environment: GGUFQ_DIFF_SEED=N changes the base seed (default 1);
@@ -13,7 +14,6 @@
  */
 #include "testutil.h"
 
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -21,71 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ------------------------------------------------------------------------- */
-/* The peer's entry points                                                    */
-
-typedef size_t (*peer_quantize_chunk_fn)(const float *src, void *dst, int64_t nrow,
-                                         int64_t n_per_row, const float *imatrix);
-typedef void (*peer_quantize_row_fn)(const float *src, void *dst, int64_t k);
-typedef void (*peer_dequantize_row_fn)(const void *src, float *dst, int64_t k);
-typedef void (*peer_quantize_init_fn)(int ggml_type);
-
-/* How the peer quantizes a type. */
-enum quant_via {
-    VIA_CHUNK,    /* quantize_<name>(src, dst, nrow, n_per_row, imatrix) */
-    VIA_ROW_REF,  /* quantize_row_<name>_ref(src, dst, k), row by row; no imatrix */
-    VIA_F16_ROW,  /* ggml_fp32_to_fp16_row; imatrix ignored */
-    VIA_BF16_ROW  /* ggml_fp32_to_bf16_row_ref; imatrix ignored */
-};
-
-/* Per-type settings. */
-enum {
-    F_NEEDS_IMATRIX = 1 << 0, /* only quantized with an importance matrix */
-    F_NO_IMATRIX    = 1 << 1, /* the peer has no imatrix variant: test without only */
-    F_NO_DEQUANT    = 1 << 2, /* the peer has no dequantizer (Q8_1) */
-    F_PLAIN_RAW     = 1 << 3, /* raw blocks keep NaN/Inf patterns (F16/BF16) */
-    F_SLOW          = 1 << 4  /* the peer's search is slow: fewer, shorter rows */
-};
-
-typedef struct diff_type {
-    ggufq_type      type;
-    enum quant_via  via;
-    unsigned        flags;
-} diff_type;
-
-static const diff_type diff_types[] = {
-    { GGUFQ_TYPE_F16,     VIA_F16_ROW,  F_PLAIN_RAW },
-    { GGUFQ_TYPE_BF16,    VIA_BF16_ROW, F_PLAIN_RAW },
-    { GGUFQ_TYPE_Q4_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q4_1,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q5_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q5_1,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q8_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q8_1,    VIA_ROW_REF,  F_NO_IMATRIX | F_NO_DEQUANT },
-    { GGUFQ_TYPE_Q1_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q2_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q2_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q3_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q4_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q5_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q6_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q8_K,    VIA_ROW_REF,  F_NO_IMATRIX },
-    { GGUFQ_TYPE_IQ2_XXS, VIA_CHUNK,    F_NEEDS_IMATRIX | F_SLOW },
-    { GGUFQ_TYPE_IQ2_XS,  VIA_CHUNK,    F_NEEDS_IMATRIX | F_SLOW },
-    { GGUFQ_TYPE_IQ2_S,   VIA_CHUNK,    F_SLOW },
-    { GGUFQ_TYPE_IQ3_XXS, VIA_CHUNK,    F_SLOW },
-    { GGUFQ_TYPE_IQ3_S,   VIA_CHUNK,    F_SLOW },
-    { GGUFQ_TYPE_IQ1_S,   VIA_CHUNK,    F_NEEDS_IMATRIX | F_SLOW },
-    { GGUFQ_TYPE_IQ1_M,   VIA_CHUNK,    F_SLOW },
-    { GGUFQ_TYPE_IQ4_NL,  VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_IQ4_XS,  VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_TQ1_0,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_TQ2_0,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_MXFP4,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_NVFP4,   VIA_CHUNK,    0 },
-};
-#define N_DIFF_TYPES (sizeof diff_types / sizeof diff_types[0])
 
 /* Case budget per type: quantize cases, longest row, raw-dequantize rounds. */
 #define FAST_QUANT_CASES   140
@@ -96,77 +31,8 @@ static const diff_type diff_types[] = {
 #define RAW_MAX_BLOCKS     64
 #define MAX_REPORTS        6      /* mismatches printed per type */
 
-static void *peer_lib;
-static peer_quantize_init_fn peer_quantize_init;
 static uint64_t base_seed = 1;
 static int case_scale = 1;
-
-/* The peer's functions for one type, resolved by name. */
-typedef struct peer_kernels {
-    peer_quantize_chunk_fn  chunk;
-    peer_quantize_row_fn    row;
-    peer_dequantize_row_fn  dequant;
-} peer_kernels;
-
-static void *peer_sym(const char *fmt, const char *name)
-{
-    char sym[96];
-    snprintf(sym, sizeof sym, fmt, name);
-    void *p = dlsym(peer_lib, sym);
-    if (!p)
-        print_error("peer lacks symbol %s\n", sym);
-    return p;
-}
-
-/* dlsym's object pointer to a function pointer (POSIX guarantees this works). */
-#define AS_FN(fn_type, obj) ((fn_type)(obj))
-
-static bool resolve_peer(const diff_type *dt, peer_kernels *pk)
-{
-    const char *name = ggufq_type_name(dt->type);
-    memset(pk, 0, sizeof *pk);
-    switch (dt->via) {
-    case VIA_CHUNK:
-        pk->chunk = AS_FN(peer_quantize_chunk_fn, peer_sym("quantize_%s", name));
-        if (!pk->chunk) return false;
-        break;
-    case VIA_ROW_REF:
-        pk->row = AS_FN(peer_quantize_row_fn, peer_sym("quantize_row_%s_ref", name));
-        if (!pk->row) return false;
-        break;
-    case VIA_F16_ROW:
-        pk->row = AS_FN(peer_quantize_row_fn, peer_sym("%s", "ggml_fp32_to_fp16_row"));
-        pk->dequant = AS_FN(peer_dequantize_row_fn, peer_sym("%s", "ggml_fp16_to_fp32_row"));
-        return pk->row && pk->dequant;
-    case VIA_BF16_ROW:
-        pk->row = AS_FN(peer_quantize_row_fn, peer_sym("%s", "ggml_fp32_to_bf16_row_ref"));
-        pk->dequant = AS_FN(peer_dequantize_row_fn, peer_sym("%s", "ggml_bf16_to_fp32_row"));
-        return pk->row && pk->dequant;
-    }
-    if (!(dt->flags & F_NO_DEQUANT)) {
-        pk->dequant = AS_FN(peer_dequantize_row_fn, peer_sym("dequantize_row_%s", name));
-        if (!pk->dequant) return false;
-    }
-    return true;
-}
-
-/* The peer's quantization of nrows rows, as ggml_quantize_chunk would do it. */
-static void peer_quantize(const diff_type *dt, const peer_kernels *pk, const float *src,
-                          void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
-{
-    const size_t row_bytes = ggufq_row_size(dt->type, n_per_row);
-    switch (dt->via) {
-    case VIA_CHUNK:
-        pk->chunk(src, dst, nrows, n_per_row, imatrix);
-        break;
-    case VIA_ROW_REF:
-    case VIA_F16_ROW:
-    case VIA_BF16_ROW:
-        for (int64_t r = 0; r < nrows; r++)
-            pk->row(src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row);
-        break;
-    }
-}
 
 /* ------------------------------------------------------------------------- */
 /* Inputs                                                                     */
@@ -238,39 +104,11 @@ static void fill_imatrix(tu_rng *r, float *w, int64_t n)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Comparison                                                                 */
-
-static bool same_float(float a, float b)
-{
-    uint32_t ua, ub;
-    memcpy(&ua, &a, 4);
-    memcpy(&ub, &b, 4);
-    return ua == ub || (isnan(a) && isnan(b));
-}
-
-/* Index of the first differing float, or -1. */
-static int64_t first_float_diff(const float *a, const float *b, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (!same_float(a[i], b[i]))
-            return i;
-    return -1;
-}
-
-static int64_t first_byte_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return (int64_t)i;
-    return -1;
-}
-
-/* ------------------------------------------------------------------------- */
 /* The checks                                                                 */
 
 typedef struct diff_ctx {
-    const diff_type *dt;
-    peer_kernels     pk;
+    const pk_type   *dt;
+    pk_kernels       pk;
     const char      *name;
     int64_t          block;
     int              failures;
@@ -312,7 +150,7 @@ static bool quantize_case(diff_ctx *c, uint64_t seed, enum distribution d,
      * poison pattern so that any byte ggufq forgets shows up. */
     memset(ours, 0xA5, nrows * row_bytes);
     memset(ref, 0, nrows * row_bytes);
-    peer_quantize(c->dt, &c->pk, x, ref, nrows, n_per_row, imatrix);
+    pk_quantize(&c->pk, x, ref, nrows, n_per_row, imatrix);
     const int st = ggufq_quantize(c->dt->type, x, ours, nrows, n_per_row, imatrix);
     c->cases++;
     bool go_on = true;
@@ -322,7 +160,7 @@ static bool quantize_case(diff_ctx *c, uint64_t seed, enum distribution d,
                nrows, n_per_row, with_imatrix ? "yes" : "no");
         go_on = false;
     } else {
-        const int64_t at = first_byte_diff(ours, ref, nrows * row_bytes);
+        const int64_t at = tu_first_byte_diff(ours, ref, nrows * row_bytes);
         if (at >= 0) {
             const int64_t row = at / (int64_t)row_bytes;
             const int64_t in_row = at % (int64_t)row_bytes;
@@ -341,15 +179,15 @@ static bool quantize_case(diff_ctx *c, uint64_t seed, enum distribution d,
 
 static void quantize_cases(diff_ctx *c)
 {
-    const bool slow = c->dt->flags & F_SLOW;
+    const bool slow = c->dt->flags & PK_SLOW;
     const int n_cases = (slow ? SLOW_QUANT_CASES : FAST_QUANT_CASES) * case_scale;
     const int64_t max_blocks = (slow ? SLOW_MAX_ROW : FAST_MAX_ROW) / c->block;
     tu_rng shape_rng = { base_seed * 1000003u + (uint64_t)c->dt->type };
     for (int i = 0; i < n_cases; i++) {
         const enum distribution d = (enum distribution)(i % D_COUNT);
         bool with_imatrix = (i / D_COUNT) % 2 == 1;
-        if (c->dt->flags & F_NEEDS_IMATRIX) with_imatrix = true;
-        if (c->dt->flags & F_NO_IMATRIX) with_imatrix = false;
+        if (c->dt->flags & PK_NEEDS_IMATRIX) with_imatrix = true;
+        if (c->dt->flags & PK_NO_IMATRIX) with_imatrix = false;
         /* Row lengths: one block, a few blocks, and anything up to the longest. */
         int64_t blocks;
         switch (i % 5) {
@@ -379,7 +217,7 @@ static bool draw_raw_blocks(diff_ctx *c, tu_rng *rng, uint8_t *raw, int64_t n_bl
         for (int tries = 0;; tries++) {
             for (size_t i = 0; i < bb; i++)
                 blk[i] = (uint8_t)tu_rand_u64(rng);
-            if (c->dt->flags & F_PLAIN_RAW)
+            if (c->dt->flags & PK_PLAIN)
                 break;
             c->pk.dequant(blk, tmp, c->block);
             bool finite = true;
@@ -422,7 +260,7 @@ static void dequantize_cases(diff_ctx *c)
                        st, ggufq_strerror(st), seed, n_blocks);
                 go_on = false;
             } else {
-                const int64_t at = first_float_diff(ours, ref, n);
+                const int64_t at = tu_first_float_diff(ours, ref, n);
                 if (at >= 0) {
                     uint32_t uo, ur;
                     memcpy(&uo, &ours[at], 4);
@@ -442,23 +280,21 @@ static void dequantize_cases(diff_ctx *c)
 
 static void test_type(void **state)
 {
-    const diff_type *dt = *state;
-    if (!peer_lib) {
+    const pk_type *dt = *state;
+    if (!tu_peer()) {
         print_message("SKIP: no peer library (run tools/fetch-peer or set GGUFQ_PEER_DIR)\n");
         skip();
     }
     diff_ctx c = { .dt = dt, .name = ggufq_type_name(dt->type),
                    .block = ggufq_type_block_size(dt->type) };
-    assert_true(resolve_peer(dt, &c.pk));
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    /* The IQ quantizers need their grids built first (a no-op for other
-     * types). Done here, not in the group set-up, so that running a single
-     * type's test only pays for its own grids (IQ1_S/IQ1_M's take seconds). */
-    if (dt->via == VIA_CHUNK)
-        peer_quantize_init((int)dt->type);
+    /* This also builds the type's IQ grids in ggml: done per test, not in the
+     * group set-up, so that running a single type's test only pays for its
+     * own grids (IQ1_S/IQ1_M's take seconds). */
+    assert_true(pk_kernels_of(tu_peer(), dt->type, &c.pk));
     quantize_cases(&c);
-    if (!(dt->flags & F_NO_DEQUANT))
+    if (!(dt->flags & PK_NO_DEQUANT))
         dequantize_cases(&c);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     print_message("%s: %d cases, %.0f ms\n", c.name, c.cases,
@@ -477,35 +313,23 @@ static int setup_peer(void **state)
     const char *k = getenv("GGUFQ_DIFF_SCALE");
     if (k && *k && atoi(k) > 0)
         case_scale = atoi(k);
-    peer_lib = tu_peer_open("libggml-base.so");
-    if (!peer_lib)
-        return 0;
-    peer_quantize_init = AS_FN(peer_quantize_init_fn, dlsym(peer_lib, "ggml_quantize_init"));
-    if (!peer_quantize_init) {
-        print_error("peer lacks ggml_quantize_init\n");
-        return -1;
-    }
+    if (!tu_peer())
+        return 0;   /* each test skips */
     print_message("differential test against %s/libggml-base.so, isa %s, seed %" PRIu64 "\n",
                   tu_peer_dir(), ggufq_isa_name(ggufq_active_isa()), base_seed);
     return 0;
 }
 
-static int teardown_peer(void **state)
-{
-    (void)state;
-    if (peer_lib)
-        dlclose(peer_lib);
-    peer_lib = NULL;
-    return 0;
-}
-
 int main(void)
 {
-    struct CMUnitTest tests[N_DIFF_TYPES];
-    static char names[N_DIFF_TYPES][32];
-    for (size_t i = 0; i < N_DIFF_TYPES; i++) {
-        snprintf(names[i], sizeof names[i], "diff_%s", ggufq_type_name(diff_types[i].type));
-        tests[i] = (struct CMUnitTest){ names[i], test_type, NULL, NULL, (void *)&diff_types[i] };
+    enum { MAX_TYPES = GGUFQ_TYPE_COUNT };
+    struct CMUnitTest tests[MAX_TYPES];
+    static char names[MAX_TYPES][32];
+    if (pk_n_types > MAX_TYPES)
+        return 1;
+    for (size_t i = 0; i < pk_n_types; i++) {
+        snprintf(names[i], sizeof names[i], "diff_%s", ggufq_type_name(pk_types[i].type));
+        tests[i] = (struct CMUnitTest){ names[i], test_type, NULL, NULL, (void *)&pk_types[i] };
     }
-    return _cmocka_run_group_tests("diff_all", tests, N_DIFF_TYPES, setup_peer, teardown_peer);
+    return _cmocka_run_group_tests("diff_all", tests, pk_n_types, setup_peer, NULL);
 }

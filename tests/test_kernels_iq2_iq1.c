@@ -1,11 +1,11 @@
 /*
  * test_kernels_iq2_iq1.c — IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M kernels:
- * the derived grid tables, golden vectors, and bit-for-bit comparison with
- * ggml (the peer library) on random inputs.
+ * the derived grid tables, the golden files' layout (test_golden checks
+ * their contents), and bit-for-bit comparison with ggml (the peer library)
+ * on random inputs.
  */
-#include "testutil.h"
+#include "golden_util.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,25 +32,6 @@ static const iq_type types[N_TYPES] = {
     [T_IQ1_S]   = { GGUFQ_TYPE_IQ1_S, "iq1_s", true },
     [T_IQ1_M]   = { GGUFQ_TYPE_IQ1_M, "iq1_m", false },
 };
-
-/* First differing byte of two buffers, or -1. */
-static long first_diff(const void *a, const void *b, size_t n)
-{
-    const uint8_t *x = a, *y = b;
-    for (size_t i = 0; i < n; ++i)
-        if (x[i] != y[i])
-            return (long)i;
-    return -1;
-}
-
-static void expect_same_bytes(const char *what, const void *expected, const void *got, size_t n)
-{
-    const long d = first_diff(expected, got, n);
-    if (d >= 0)
-        print_error("%s: first difference at byte %ld of %zu (expected %02x, got %02x)\n", what, d,
-                    n, ((const uint8_t *)expected)[d], ((const uint8_t *)got)[d]);
-    assert_int_equal(d, -1);
-}
 
 /* ------------------------------------------------------------------------- */
 /* Grid tables                                                               */
@@ -169,128 +150,32 @@ static void fill_imatrix(tu_rng *r, float *w, int64_t n)
 /* Peer                                                                      */
 /* ------------------------------------------------------------------------- */
 
-typedef size_t (*peer_quant_fn)(const float *, void *, int64_t, int64_t, const float *);
-typedef void (*peer_dequant_fn)(const void *, float *, int64_t);
-
-typedef struct peer {
-    void           *lib;
-    peer_quant_fn   quantize[N_TYPES];
-    peer_dequant_fn dequantize[N_TYPES];
-} peer;
-
-static peer the_peer;
-
-static const peer *peer_get(void)
+/* ggml's kernels of each type, with their grids built; NULL if the peer is absent. */
+static const pk_kernels *peer_get(void)
 {
+    static pk_kernels kernels[N_TYPES];
     static int state = 0;
     if (state == 0) {
         state = -1;
-        the_peer.lib = tu_peer_open("libggml-base.so");
-        if (!the_peer.lib)
+        if (!tu_peer())
             return NULL;
-        void (*init)(int) = (void (*)(int))dlsym(the_peer.lib, "ggml_quantize_init");
-        assert_non_null(init);
-        for (int t = 0; t < N_TYPES; ++t) {
-            char sym[64];
-            snprintf(sym, sizeof sym, "quantize_%s", types[t].name);
-            the_peer.quantize[t] = (peer_quant_fn)dlsym(the_peer.lib, sym);
-            snprintf(sym, sizeof sym, "dequantize_row_%s", types[t].name);
-            the_peer.dequantize[t] = (peer_dequant_fn)dlsym(the_peer.lib, sym);
-            assert_non_null(the_peer.quantize[t]);
-            assert_non_null(the_peer.dequantize[t]);
-            init((int)types[t].type); /* ggml builds its grid tables here */
-        }
+        for (int t = 0; t < N_TYPES; ++t) /* ggml builds its grid tables here */
+            assert_true(pk_kernels_of(tu_peer(), types[t].type, &kernels[t]));
         state = 1;
     }
-    return state > 0 ? &the_peer : NULL;
+    return state > 0 ? kernels : NULL;
 }
 
 /* ------------------------------------------------------------------------- */
 /* Golden vectors                                                            */
 /* ------------------------------------------------------------------------- */
 
-static const void *golden_tensor(ggufq_file *f, const char *name, ggufq_tensor_info *info)
+static void test_golden(void **state)
 {
-    const int64_t i = ggufq_find_tensor(f, name);
-    if (i < 0)
-        return NULL;
-    assert_int_equal(ggufq_tensor_at(f, i, info), GGUFQ_OK);
-    return info->data;
+    (void)state;
+    for (int t = 0; t < N_TYPES; ++t)
+        tu_golden_check_layout(types[t].type);
 }
-
-/* quantize(input, imatrix) == quant_name and dequantize(quant_name) == dequant_name */
-static void check_golden_pair(ggufq_file *f, const iq_type *t, const float *input,
-                              const float *imatrix, int64_t nrows, int64_t n_per_row,
-                              const char *quant_name, const char *dequant_name)
-{
-    ggufq_tensor_info qi, di;
-    const void *quant = golden_tensor(f, quant_name, &qi);
-    const size_t bytes = ggufq_row_size(t->type, n_per_row) * (size_t)nrows;
-    uint8_t *q = malloc(bytes);
-    assert_non_null(q);
-    const int st = ggufq_quantize(t->type, input, q, nrows, n_per_row, imatrix);
-    if (!quant) { /* only the imatrix-less quant of the imatrix-only types is absent */
-        assert_true(t->needs_imatrix && !imatrix);
-        assert_int_equal(st, GGUFQ_E_NEEDS_IMATRIX);
-        free(q);
-        return;
-    }
-    assert_int_equal(st, GGUFQ_OK);
-    assert_int_equal(qi.size, bytes);
-    char what[96];
-    snprintf(what, sizeof what, "%s %s", t->name, quant_name);
-    expect_same_bytes(what, quant, q, bytes);
-
-    const float *dequant = golden_tensor(f, dequant_name, &di);
-    assert_non_null(dequant);
-    float *y = malloc((size_t)(nrows * n_per_row) * sizeof *y);
-    assert_non_null(y);
-    assert_int_equal(ggufq_dequantize(t->type, quant, y, nrows * n_per_row), GGUFQ_OK);
-    snprintf(what, sizeof what, "%s %s", t->name, dequant_name);
-    expect_same_bytes(what, dequant, y, (size_t)(nrows * n_per_row) * sizeof *y);
-    free(y);
-    free(q);
-}
-
-static void check_golden(int ti)
-{
-    const iq_type *t = &types[ti];
-    char rel[64];
-    snprintf(rel, sizeof rel, "golden/%s.gguf", t->name);
-    ggufq_file *f = NULL;
-    ggufq_error err;
-    assert_int_equal(ggufq_open(tu_path(rel), NULL, &f, &err), GGUFQ_OK);
-
-    ggufq_tensor_info ii, wi, ri, rdi;
-    const float *input = golden_tensor(f, "input", &ii);
-    const float *imatrix = golden_tensor(f, "imatrix", &wi);
-    assert_non_null(input);
-    assert_non_null(imatrix);
-    const int64_t n_per_row = ii.dims[0], nrows = ii.dims[1];
-    assert_int_equal(wi.n_elements, n_per_row);
-
-    check_golden_pair(f, t, input, NULL, nrows, n_per_row, "quant", "dequant");
-    check_golden_pair(f, t, input, imatrix, nrows, n_per_row, "quant_imatrix", "dequant_imatrix");
-
-    const void *raw = golden_tensor(f, "raw", &ri);
-    const float *raw_dequant = golden_tensor(f, "raw_dequant", &rdi);
-    assert_non_null(raw);
-    assert_non_null(raw_dequant);
-    float *y = malloc((size_t)rdi.n_elements * sizeof *y);
-    assert_non_null(y);
-    assert_int_equal(ggufq_dequantize(t->type, raw, y, rdi.n_elements), GGUFQ_OK);
-    char what[64];
-    snprintf(what, sizeof what, "%s raw_dequant", t->name);
-    expect_same_bytes(what, raw_dequant, y, (size_t)rdi.n_elements * sizeof *y);
-    free(y);
-    ggufq_close(f);
-}
-
-static void test_golden_iq2_xxs(void **state) { (void)state; check_golden(T_IQ2_XXS); }
-static void test_golden_iq2_xs(void **state)  { (void)state; check_golden(T_IQ2_XS); }
-static void test_golden_iq2_s(void **state)   { (void)state; check_golden(T_IQ2_S); }
-static void test_golden_iq1_s(void **state)   { (void)state; check_golden(T_IQ1_S); }
-static void test_golden_iq1_m(void **state)   { (void)state; check_golden(T_IQ1_M); }
 
 /* ------------------------------------------------------------------------- */
 /* Differential tests against the peer                                       */
@@ -298,7 +183,7 @@ static void test_golden_iq1_m(void **state)   { (void)state; check_golden(T_IQ1_
 
 static void diff_quantize(int ti)
 {
-    const peer *p = peer_get();
+    const pk_kernels *p = peer_get();
     if (!p) {
         skip();
         return;
@@ -324,13 +209,13 @@ static void diff_quantize(int ti)
                 const float *im = with_imatrix ? w : NULL;
                 memset(expected, 0xA5, bytes);
                 memset(got, 0x5A, bytes);
-                assert_int_equal(p->quantize[ti](x, expected, nrows, n_per_row, im), bytes);
+                assert_int_equal(p[ti].chunk(x, expected, nrows, n_per_row, im), bytes);
                 assert_int_equal(ggufq_quantize(t->type, x, got, nrows, n_per_row, im), GGUFQ_OK);
                 char what[128];
                 snprintf(what, sizeof what, "%s %s, seed %d, %lld x %lld, %s imatrix", t->name,
                          dist_names[dist], seed, (long long)nrows, (long long)n_per_row,
                          im ? "with" : "without");
-                expect_same_bytes(what, expected, got, bytes);
+                tu_expect_same_bytes(got, expected, bytes, what);
                 ++cases;
             }
         }
@@ -371,7 +256,7 @@ static void random_blocks(tu_rng *r, int ti, uint8_t *blk, size_t bytes)
 static void test_peer_dequantize(void **state)
 {
     (void)state;
-    const peer *p = peer_get();
+    const pk_kernels *p = peer_get();
     if (!p) {
         skip();
         return;
@@ -384,12 +269,12 @@ static void test_peer_dequantize(void **state)
     for (int ti = 0; ti < N_TYPES; ++ti) {
         for (int round = 0; round < 4; ++round) {
             random_blocks(&r, ti, blk, ggufq_row_size(types[ti].type, N));
-            p->dequantize[ti](blk, expected, N);
+            p[ti].dequant(blk, expected, N);
             memset(got, 0xFF, N * sizeof(float));
             assert_int_equal(ggufq_dequantize(types[ti].type, blk, got, N), GGUFQ_OK);
             char what[64];
             snprintf(what, sizeof what, "%s dequantize, round %d", types[ti].name, round);
-            expect_same_bytes(what, expected, got, N * sizeof(float));
+            tu_expect_same_bytes(got, expected, N * sizeof(float), what);
         }
     }
     free(blk);
@@ -414,8 +299,14 @@ static void test_imatrix_requirements(void **state)
     assert_int_equal(gq_quantize_iq1_s(x, q, 1, 256, NULL), GGUFQ_E_NEEDS_IMATRIX);
     assert_int_equal(gq_quantize_iq2_s(x, q, 1, 256, NULL), GGUFQ_OK);
     assert_int_equal(gq_quantize_iq1_m(x, q, 1, 256, NULL), GGUFQ_OK);
-    for (int ti = 0; ti < N_TYPES; ++ti)
+    /* and the public API */
+    for (int ti = 0; ti < N_TYPES; ++ti) {
         assert_int_equal(ggufq_type_needs_imatrix(types[ti].type), types[ti].needs_imatrix);
+        assert_int_equal(ggufq_quantize(types[ti].type, x, q, 1, 256, NULL),
+                         types[ti].needs_imatrix ? GGUFQ_E_NEEDS_IMATRIX : GGUFQ_OK);
+        assert_int_equal(pk_type_of(types[ti].type)->flags & PK_NEEDS_IMATRIX ? 1 : 0,
+                         types[ti].needs_imatrix);
+    }
 }
 
 /* Inputs ggml cannot quantize (it aborts): we must return, never crash. */
@@ -473,7 +364,7 @@ static void test_concurrent_first_use(void **state)
         const size_t bytes = ggufq_row_size(types[jobs[i].ti].type, 512) * 2;
         assert_int_equal(jobs[i].status, GGUFQ_OK);
         assert_int_equal(ggufq_quantize(types[jobs[i].ti].type, x, again, 2, 512, w), GGUFQ_OK);
-        expect_same_bytes(types[jobs[i].ti].name, again, jobs[i].out, bytes);
+        tu_expect_same_bytes(jobs[i].out, again, bytes, types[jobs[i].ti].name);
     }
 }
 
@@ -485,11 +376,7 @@ int main(void)
         cmocka_unit_test(test_grid_tables),
         cmocka_unit_test(test_imatrix_requirements),
         cmocka_unit_test(test_extreme_inputs),
-        cmocka_unit_test(test_golden_iq2_xxs),
-        cmocka_unit_test(test_golden_iq2_xs),
-        cmocka_unit_test(test_golden_iq2_s),
-        cmocka_unit_test(test_golden_iq1_s),
-        cmocka_unit_test(test_golden_iq1_m),
+        cmocka_unit_test(test_golden),
         cmocka_unit_test(test_peer_quantize_iq2_xxs),
         cmocka_unit_test(test_peer_quantize_iq2_xs),
         cmocka_unit_test(test_peer_quantize_iq2_s),

@@ -1,11 +1,11 @@
 /*
  * test_kernels_iq3_iq4.c — IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS kernels:
- * golden vectors, then bit-for-bit comparison with ggml (the peer library)
+ * the golden files' layout (test_golden checks their contents), the IQ3
+ * search tables, then bit-for-bit comparison with ggml (the peer library)
  * on random inputs.
  */
-#include "testutil.h"
+#include "golden_util.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,161 +13,26 @@
 
 #include "quants/iq3grid.h"
 
-/* ------------------------------------------------------------------------- */
-/* A minimal GGUF v3 reader for the golden files (independent of libggufq's) */
-/* ------------------------------------------------------------------------- */
+typedef struct kind {
+    ggufq_type type;
+    int        block;      /* weights per block */
+} kind;
 
-typedef struct mini_tensor {
-    char        name[64];
-    int         type;
-    int64_t     dims[4];
-    uint32_t    n_dims;
-    const void *data;
-    size_t      size;
-} mini_tensor;
+static const kind kinds[4] = {
+    { GGUFQ_TYPE_IQ3_XXS, 256 },
+    { GGUFQ_TYPE_IQ3_S,   256 },
+    { GGUFQ_TYPE_IQ4_NL,  32 },
+    { GGUFQ_TYPE_IQ4_XS,  256 },
+};
 
-typedef struct mini_gguf {
-    uint8_t    *bytes;
-    size_t      size;
-    size_t      pos;
-    int         n_tensors;
-    mini_tensor tensors[16];
-} mini_gguf;
-
-static uint64_t rd(mini_gguf *g, int n)
+static void test_golden(void **state)
 {
-    assert_true(g->pos + (size_t)n <= g->size);
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i)
-        v |= (uint64_t)g->bytes[g->pos + i] << 8 * i;
-    g->pos += (size_t)n;
-    return v;
-}
-
-static void skip_value(mini_gguf *g, uint32_t vt)
-{
-    static const int scalar_size[13] = { 1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8 };
-    assert_true(vt < 13);
-    if (vt == 8) {
-        g->pos += rd(g, 8);
-    } else if (vt == 9) {
-        const uint32_t et = (uint32_t)rd(g, 4);
-        const uint64_t n = rd(g, 8);
-        for (uint64_t i = 0; i < n; ++i)
-            skip_value(g, et);
-    } else {
-        g->pos += (size_t)scalar_size[vt];
+    (void)state;
+    for (int i = 0; i < 4; ++i) {
+        assert_int_equal(ggufq_type_block_size(kinds[i].type), kinds[i].block);
+        tu_golden_check_layout(kinds[i].type);
     }
-    assert_true(g->pos <= g->size);
 }
-
-static void mini_open(mini_gguf *g, const char *path)
-{
-    memset(g, 0, sizeof *g);
-    g->bytes = tu_read_file(path, &g->size);
-    assert_non_null(g->bytes);
-    assert_memory_equal(g->bytes, "GGUF", 4);
-    g->pos = 4;
-    assert_int_equal(rd(g, 4), 3);
-    const uint64_t n_tensors = rd(g, 8), n_kv = rd(g, 8);
-    assert_true(n_tensors <= 16);
-    uint64_t alignment = 32;
-    for (uint64_t i = 0; i < n_kv; ++i) {
-        const uint64_t klen = rd(g, 8);
-        const int is_align = klen == 17 && memcmp(g->bytes + g->pos, "general.alignment", 17) == 0;
-        g->pos += klen;
-        const uint32_t vt = (uint32_t)rd(g, 4);
-        if (is_align && vt == 4)
-            alignment = rd(g, 4);
-        else
-            skip_value(g, vt);
-    }
-    uint64_t offsets[16];
-    for (uint64_t i = 0; i < n_tensors; ++i) {
-        mini_tensor *t = &g->tensors[i];
-        const uint64_t nlen = rd(g, 8);
-        assert_true(nlen < sizeof t->name);
-        memcpy(t->name, g->bytes + g->pos, nlen);
-        g->pos += nlen;
-        t->n_dims = (uint32_t)rd(g, 4);
-        int64_t rows = 1;
-        for (uint32_t d = 0; d < 4; ++d) {
-            t->dims[d] = d < t->n_dims ? (int64_t)rd(g, 8) : 1;
-            if (d > 0)
-                rows *= t->dims[d];
-        }
-        t->type = (int)rd(g, 4);
-        offsets[i] = rd(g, 8);
-        t->size = ggufq_row_size((ggufq_type)t->type, t->dims[0]) * (size_t)rows;
-    }
-    const size_t data = (g->pos + alignment - 1) / alignment * alignment;
-    for (uint64_t i = 0; i < n_tensors; ++i) {
-        assert_true(data + offsets[i] + g->tensors[i].size <= g->size);
-        g->tensors[i].data = g->bytes + data + offsets[i];
-    }
-    g->n_tensors = (int)n_tensors;
-}
-
-static const mini_tensor *mini_find(const mini_gguf *g, const char *name)
-{
-    for (int i = 0; i < g->n_tensors; ++i)
-        if (strcmp(g->tensors[i].name, name) == 0)
-            return &g->tensors[i];
-    return NULL;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Golden vectors                                                            */
-/* ------------------------------------------------------------------------- */
-
-static void check_dequant(ggufq_type type, const mini_tensor *q, const mini_tensor *want)
-{
-    assert_non_null(q);
-    assert_non_null(want);
-    assert_int_equal(q->type, type);
-    const int64_t n = want->dims[0] * want->dims[1];
-    float *out = malloc((size_t)n * sizeof *out);
-    assert_non_null(out);
-    assert_int_equal(ggufq_dequantize(type, q->data, out, n), GGUFQ_OK);
-    assert_memory_equal(out, want->data, (size_t)n * sizeof *out);
-    free(out);
-}
-
-static void check_golden(ggufq_type type, const char *file)
-{
-    mini_gguf g;
-    char rel[64];
-    snprintf(rel, sizeof rel, "golden/%s", file);
-    mini_open(&g, tu_path(rel));
-    const mini_tensor *input = mini_find(&g, "input"), *imatrix = mini_find(&g, "imatrix");
-    assert_non_null(input);
-    assert_non_null(imatrix);
-    const int64_t n_per_row = input->dims[0], nrows = input->dims[1];
-    const size_t qsize = ggufq_row_size(type, n_per_row) * (size_t)nrows;
-    uint8_t *q = malloc(qsize);
-    assert_non_null(q);
-
-    const char *qnames[2] = { "quant", "quant_imatrix" };
-    const char *dnames[2] = { "dequant", "dequant_imatrix" };
-    for (int with_imatrix = 0; with_imatrix < 2; ++with_imatrix) {
-        const mini_tensor *want = mini_find(&g, qnames[with_imatrix]);
-        assert_non_null(want);
-        assert_int_equal(want->size, qsize);
-        memset(q, 0xA5, qsize);
-        assert_int_equal(ggufq_quantize(type, input->data, q, nrows, n_per_row,
-                                        with_imatrix ? imatrix->data : NULL), GGUFQ_OK);
-        assert_memory_equal(q, want->data, qsize);
-        check_dequant(type, want, mini_find(&g, dnames[with_imatrix]));
-    }
-    check_dequant(type, mini_find(&g, "raw"), mini_find(&g, "raw_dequant"));
-    free(q);
-    free(g.bytes);
-}
-
-static void test_golden_iq3_xxs(void **state) { (void)state; check_golden(GGUFQ_TYPE_IQ3_XXS, "iq3_xxs.gguf"); }
-static void test_golden_iq3_s(void **state)   { (void)state; check_golden(GGUFQ_TYPE_IQ3_S, "iq3_s.gguf"); }
-static void test_golden_iq4_nl(void **state)  { (void)state; check_golden(GGUFQ_TYPE_IQ4_NL, "iq4_nl.gguf"); }
-static void test_golden_iq4_xs(void **state)  { (void)state; check_golden(GGUFQ_TYPE_IQ4_XS, "iq4_xs.gguf"); }
 
 /* ------------------------------------------------------------------------- */
 /* Derived IQ3 tables                                                        */
@@ -263,52 +128,12 @@ static void test_iq3_no_abort_on_huge_values(void **state)
 /* Differential tests against the peer (ggml's libggml-base.so)              */
 /* ------------------------------------------------------------------------- */
 
-typedef size_t (*peer_quantize_fn)(const float *, void *, int64_t, int64_t, const float *);
-typedef void (*peer_dequantize_fn)(const void *, float *, int64_t);
-typedef void (*peer_init_fn)(int);
-
-typedef struct kind {
-    ggufq_type  type;
-    const char *quantize;   /* peer symbols */
-    const char *dequantize;
-    int         block;      /* weights per block */
-} kind;
-
-static const kind kinds[4] = {
-    { GGUFQ_TYPE_IQ3_XXS, "quantize_iq3_xxs", "dequantize_row_iq3_xxs", 256 },
-    { GGUFQ_TYPE_IQ3_S,   "quantize_iq3_s",   "dequantize_row_iq3_s",   256 },
-    { GGUFQ_TYPE_IQ4_NL,  "quantize_iq4_nl",  "dequantize_row_iq4_nl",  32 },
-    { GGUFQ_TYPE_IQ4_XS,  "quantize_iq4_xs",  "dequantize_row_iq4_xs",  256 },
-};
-
-static void *peer;
-
-static int open_peer(void **state)
+/* ggml's kernels of k's type (its search tables built); fails the test if ggml lacks them. */
+static pk_kernels peer_kernels(const kind *k)
 {
-    (void)state;
-    peer = tu_peer_open("libggml-base.so");
-    if (peer) {
-        /* ggml builds its IQ3 search tables here (quantize_iq3_* need them) */
-        peer_init_fn init = (peer_init_fn)dlsym(peer, "ggml_quantize_init");
-        if (!init) {
-            fprintf(stderr, "SKIP: peer lacks ggml_quantize_init\n");
-            dlclose(peer);
-            peer = NULL;
-            return 0;
-        }
-        init(GGUFQ_TYPE_IQ3_XXS);
-        init(GGUFQ_TYPE_IQ3_S);
-    }
-    return 0;
-}
-
-static int close_peer(void **state)
-{
-    (void)state;
-    if (peer)
-        dlclose(peer);
-    peer = NULL;
-    return 0;
+    pk_kernels pk;
+    assert_true(pk_kernels_of(tu_peer(), k->type, &pk));
+    return pk;
 }
 
 enum dist {
@@ -370,10 +195,7 @@ static void random_imatrix(tu_rng *r, float *w, int64_t n)
 static void compare_quantize(const kind *k, const float *x, int64_t nrows, int64_t n_per_row,
                              const float *imatrix, const char *what)
 {
-    peer_quantize_fn pq = (peer_quantize_fn)dlsym(peer, k->quantize);
-    peer_dequantize_fn pd = (peer_dequantize_fn)dlsym(peer, k->dequantize);
-    assert_non_null(pq);
-    assert_non_null(pd);
+    const pk_kernels pk = peer_kernels(k);
     const size_t qsize = ggufq_row_size(k->type, n_per_row) * (size_t)nrows;
     const int64_t n = nrows * n_per_row;
     uint8_t *qa = malloc(qsize), *qb = malloc(qsize);
@@ -382,7 +204,7 @@ static void compare_quantize(const kind *k, const float *x, int64_t nrows, int64
     memset(qa, 0x5A, qsize);
     memset(qb, 0x5A, qsize);
     assert_int_equal(ggufq_quantize(k->type, x, qa, nrows, n_per_row, imatrix), GGUFQ_OK);
-    assert_int_equal(pq(x, qb, nrows, n_per_row, imatrix), qsize);
+    assert_int_equal(pk.chunk(x, qb, nrows, n_per_row, imatrix), qsize);
     if (memcmp(qa, qb, qsize) != 0) {
         size_t i = 0;
         while (qa[i] == qb[i])
@@ -391,14 +213,14 @@ static void compare_quantize(const kind *k, const float *x, int64_t nrows, int64
                  ggufq_type_name(k->type), what, i, i / ggufq_type_block_bytes(k->type), qa[i], qb[i]);
     }
     assert_int_equal(ggufq_dequantize(k->type, qa, da, n), GGUFQ_OK);
-    pd(qb, db, n);
+    pk.dequant(qb, db, n);
     assert_memory_equal(da, db, (size_t)n * sizeof *da);
     free(qa); free(qb); free(da); free(db);
 }
 
 static void differential_quantize(const kind *k)
 {
-    if (!peer) {
+    if (!tu_peer()) {
         skip();
         return;
     }
@@ -433,12 +255,11 @@ static void differential_quantize(const kind *k)
 /* Random block bytes with a finite fp16 scale; both dequantizers must agree. */
 static void differential_dequantize(const kind *k)
 {
-    if (!peer) {
+    if (!tu_peer()) {
         skip();
         return;
     }
-    peer_dequantize_fn pd = (peer_dequantize_fn)dlsym(peer, k->dequantize);
-    assert_non_null(pd);
+    const pk_kernels pk = peer_kernels(k);
     const int64_t nblocks = 512, n = nblocks * k->block;
     const size_t bytes = ggufq_type_block_bytes(k->type);
     uint8_t *q = malloc(nblocks * bytes);
@@ -453,7 +274,7 @@ static void differential_dequantize(const kind *k)
             d[1] &= 0xBF; /* exponent 31 (Inf/NaN) -> 15 */
     }
     assert_int_equal(ggufq_dequantize(k->type, q, da, n), GGUFQ_OK);
-    pd(q, db, n);
+    pk.dequant(q, db, n);
     assert_memory_equal(da, db, (size_t)n * sizeof *da);
     free(q); free(da); free(db);
 }
@@ -473,10 +294,7 @@ static void test_peer_dequantize_raw(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_iq3_xxs),
-        cmocka_unit_test(test_golden_iq3_s),
-        cmocka_unit_test(test_golden_iq4_nl),
-        cmocka_unit_test(test_golden_iq4_xs),
+        cmocka_unit_test(test_golden),
         cmocka_unit_test(test_iq3_search_tables),
         cmocka_unit_test(test_iq3_no_abort_on_huge_values),
         cmocka_unit_test(test_peer_iq3_xxs),
@@ -485,5 +303,5 @@ int main(void)
         cmocka_unit_test(test_peer_iq4_xs),
         cmocka_unit_test(test_peer_dequantize_raw),
     };
-    return cmocka_run_group_tests(tests, open_peer, close_peer);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

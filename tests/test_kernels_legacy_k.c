@@ -1,16 +1,14 @@
 /*
  * test_kernels_legacy_k.c — the scalar kernels of the legacy (Q4_0 .. Q8_1)
  * and K-quant (Q2_K .. Q8_K) families, bit for bit against ggml:
- *  1. golden vectors (tests/golden/<type>.gguf, read with a small parser of
- *     our own so this test does not depend on the GGUF reader);
+ *  1. the layout of the golden files (test_golden checks their contents);
  *  2. differential runs against the peer libggml-base.so on random inputs of
  *     many shapes and distributions, with and without an importance matrix,
  *     and on random raw blocks for the dequantizers.
- * Kernels are called through the public API with the scalar ISA forced.
+ * Kernels are called through the public API.
  */
-#include "testutil.h"
+#include "golden_util.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,205 +21,33 @@ typedef struct family_type {
     size_t      bytes;       /* bytes per block */
     int         scale_off[2]; /* byte offsets of fp16 scale fields (-1: none) */
     bool        f32_scale;   /* Q8_K: float32 d at offset 0 */
-    bool        chunk_fn;    /* ggml has quantize_<t> (else quantize_row_<t>_ref per row) */
-    bool        peer_dequant; /* ggml has dequantize_row_<t> */
 } family_type;
 
+/* Which kernels ggml has for each (chunk or row quantizer, dequantizer): pk_types. */
 static const family_type family[] = {
-    { GGUFQ_TYPE_Q4_0, "q4_0", 32, 18, { 0, -1 }, false, true, true },
-    { GGUFQ_TYPE_Q4_1, "q4_1", 32, 20, { 0, 2 }, false, true, true },
-    { GGUFQ_TYPE_Q5_0, "q5_0", 32, 22, { 0, -1 }, false, true, true },
-    { GGUFQ_TYPE_Q5_1, "q5_1", 32, 24, { 0, 2 }, false, true, true },
-    { GGUFQ_TYPE_Q8_0, "q8_0", 32, 34, { 0, -1 }, false, true, true },
-    { GGUFQ_TYPE_Q8_1, "q8_1", 32, 36, { 0, 2 }, false, false, false },
-    { GGUFQ_TYPE_Q2_K, "q2_K", 256, 84, { 80, 82 }, false, true, true },
-    { GGUFQ_TYPE_Q3_K, "q3_K", 256, 110, { 108, -1 }, false, true, true },
-    { GGUFQ_TYPE_Q4_K, "q4_K", 256, 144, { 0, 2 }, false, true, true },
-    { GGUFQ_TYPE_Q5_K, "q5_K", 256, 176, { 0, 2 }, false, true, true },
-    { GGUFQ_TYPE_Q6_K, "q6_K", 256, 210, { 208, -1 }, false, true, true },
-    { GGUFQ_TYPE_Q8_K, "q8_K", 256, 292, { -1, -1 }, true, false, true },
+    { GGUFQ_TYPE_Q4_0, "q4_0", 32, 18, { 0, -1 }, false },
+    { GGUFQ_TYPE_Q4_1, "q4_1", 32, 20, { 0, 2 }, false },
+    { GGUFQ_TYPE_Q5_0, "q5_0", 32, 22, { 0, -1 }, false },
+    { GGUFQ_TYPE_Q5_1, "q5_1", 32, 24, { 0, 2 }, false },
+    { GGUFQ_TYPE_Q8_0, "q8_0", 32, 34, { 0, -1 }, false },
+    { GGUFQ_TYPE_Q8_1, "q8_1", 32, 36, { 0, 2 }, false },
+    { GGUFQ_TYPE_Q2_K, "q2_K", 256, 84, { 80, 82 }, false },
+    { GGUFQ_TYPE_Q3_K, "q3_K", 256, 110, { 108, -1 }, false },
+    { GGUFQ_TYPE_Q4_K, "q4_K", 256, 144, { 0, 2 }, false },
+    { GGUFQ_TYPE_Q5_K, "q5_K", 256, 176, { 0, 2 }, false },
+    { GGUFQ_TYPE_Q6_K, "q6_K", 256, 210, { 208, -1 }, false },
+    { GGUFQ_TYPE_Q8_K, "q8_K", 256, 292, { -1, -1 }, true },
 };
 #define N_FAMILY (sizeof family / sizeof family[0])
-
-/* ------------------------------------------------------------------------- */
-/* A minimal GGUF v3 reader: just enough for the golden files.               */
-
-typedef struct golden_tensor {
-    char        name[64];
-    int         type;
-    int64_t     n_elements;
-    uint64_t    offset;
-    const void *data;
-} golden_tensor;
-
-typedef struct golden_file {
-    uint8_t      *bytes;
-    size_t        size;
-    int           n_tensors;
-    golden_tensor tensors[16];
-} golden_file;
-
-typedef struct cursor { const uint8_t *p, *end; bool ok; } cursor;
-
-static uint64_t rd(cursor *c, size_t n)
-{
-    uint64_t v = 0;
-    if ((size_t)(c->end - c->p) < n) {
-        c->ok = false;
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)c->p[i] << (8 * i);
-    c->p += n;
-    return v;
-}
-
-static void cur_skip(cursor *c, uint64_t n)
-{
-    if ((uint64_t)(c->end - c->p) < n) {
-        c->ok = false;
-        return;
-    }
-    c->p += n;
-}
-
-static void skip_value(cursor *c, uint32_t vt, uint64_t *alignment, bool is_alignment)
-{
-    static const int fixed[13] = { 1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8 };
-    if (vt == 8) {
-        cur_skip(c, rd(c, 8));
-    } else if (vt == 9) {
-        const uint32_t et = (uint32_t)rd(c, 4);
-        const uint64_t n  = rd(c, 8);
-        for (uint64_t i = 0; i < n && c->ok; i++)
-            skip_value(c, et, NULL, false);
-    } else if (vt < 13) {
-        const uint64_t v = rd(c, (size_t)fixed[vt]);
-        if (is_alignment && alignment)
-            *alignment = v;
-    } else {
-        c->ok = false;
-    }
-}
-
-static bool golden_load(const char *type_name, golden_file *g)
-{
-    char rel[128];
-    snprintf(rel, sizeof rel, "golden/%s.gguf", type_name);
-    memset(g, 0, sizeof *g);
-    g->bytes = tu_read_file(tu_path(rel), &g->size);
-    if (!g->bytes)
-        return false;
-    cursor c = { g->bytes, g->bytes + g->size, true };
-    if (rd(&c, 4) != 0x46554747u || rd(&c, 4) != 3)
-        return false;
-    const uint64_t n_tensors = rd(&c, 8), n_kv = rd(&c, 8);
-    if (n_tensors > 16)
-        return false;
-    uint64_t alignment = 32;
-    for (uint64_t i = 0; i < n_kv && c.ok; i++) {
-        const uint64_t klen = rd(&c, 8);
-        const bool is_al = c.ok && klen == 17 && (uint64_t)(c.end - c.p) >= 17 &&
-                           memcmp(c.p, "general.alignment", 17) == 0;
-        cur_skip(&c, klen);
-        skip_value(&c, (uint32_t)rd(&c, 4), &alignment, is_al);
-    }
-    for (uint64_t i = 0; i < n_tensors && c.ok; i++) {
-        golden_tensor *t = &g->tensors[i];
-        const uint64_t nlen = rd(&c, 8);
-        if (nlen >= sizeof t->name || (uint64_t)(c.end - c.p) < nlen)
-            return false;
-        memcpy(t->name, c.p, nlen);
-        cur_skip(&c, nlen);
-        const uint32_t nd = (uint32_t)rd(&c, 4);
-        t->n_elements = 1;
-        for (uint32_t d = 0; d < nd; d++)
-            t->n_elements *= (int64_t)rd(&c, 8);
-        t->type   = (int)rd(&c, 4);
-        t->offset = rd(&c, 8);
-    }
-    if (!c.ok)
-        return false;
-    size_t data_start = (size_t)(c.p - g->bytes);
-    data_start = (data_start + alignment - 1) / alignment * alignment;
-    for (uint64_t i = 0; i < n_tensors; i++) {
-        if (data_start + g->tensors[i].offset > g->size)
-            return false;
-        g->tensors[i].data = g->bytes + data_start + g->tensors[i].offset;
-    }
-    g->n_tensors = (int)n_tensors;
-    return true;
-}
-
-static const golden_tensor *golden_find(const golden_file *g, const char *name)
-{
-    for (int i = 0; i < g->n_tensors; i++)
-        if (strcmp(g->tensors[i].name, name) == 0)
-            return &g->tensors[i];
-    return NULL;
-}
-
-/* Quantize `input` (with or without `imatrix`) and compare with tensor qname;
- * then dequantize that tensor and compare with dqname (if present). */
-static void golden_check_pair(const family_type *ft, const golden_file *g, const char *qname,
-                              const char *dqname, bool with_imatrix)
-{
-    const golden_tensor *in = golden_find(g, "input"), *im = golden_find(g, "imatrix");
-    const golden_tensor *q = golden_find(g, qname), *dq = golden_find(g, dqname);
-    if (!q) {
-        print_message("  %s: no %s tensor\n", ft->name, qname);
-        return;
-    }
-    assert_non_null(in);
-    assert_non_null(im);
-    assert_int_equal(q->type, ft->type);
-    const int64_t n_per_row = im->n_elements, nrows = in->n_elements / n_per_row;
-    const size_t qbytes = (size_t)nrows * ggufq_row_size(ft->type, n_per_row);
-    uint8_t *mine = calloc(1, qbytes);
-    float *fin = malloc((size_t)in->n_elements * sizeof(float));
-    float *fim = malloc((size_t)n_per_row * sizeof(float));
-    memcpy(fin, in->data, (size_t)in->n_elements * sizeof(float));
-    memcpy(fim, im->data, (size_t)n_per_row * sizeof(float));
-    assert_int_equal(ggufq_quantize(ft->type, fin, mine, nrows, n_per_row,
-                                    with_imatrix ? fim : NULL), GGUFQ_OK);
-    if (memcmp(mine, q->data, qbytes) != 0) {
-        size_t i = 0;
-        while (mine[i] == ((const uint8_t *)q->data)[i])
-            i++;
-        fail_msg("%s: %s differs from ggml at byte %zu (block %zu)", ft->name, qname, i,
-                 i / ft->bytes);
-    }
-    if (dq) {
-        float *out = malloc((size_t)in->n_elements * sizeof(float));
-        assert_int_equal(ggufq_dequantize(ft->type, q->data, out, in->n_elements), GGUFQ_OK);
-        assert_memory_equal(out, dq->data, (size_t)in->n_elements * sizeof(float));
-        free(out);
-    }
-    free(fin);
-    free(fim);
-    free(mine);
-}
 
 static void test_golden(void **state)
 {
     (void)state;
     for (size_t k = 0; k < N_FAMILY; k++) {
-        const family_type *ft = &family[k];
-        golden_file g;
-        if (ft->type == GGUFQ_TYPE_Q8_K) /* not a storage type: no golden file */
-            continue;
-        assert_true(golden_load(ft->name, &g));
-        golden_check_pair(ft, &g, "quant", "dequant", false);
-        golden_check_pair(ft, &g, "quant_imatrix", "dequant_imatrix", true);
-        const golden_tensor *raw = golden_find(&g, "raw"), *rawdq = golden_find(&g, "raw_dequant");
-        if (raw && rawdq) {
-            float *out = malloc((size_t)raw->n_elements * sizeof(float));
-            assert_int_equal(ggufq_dequantize(ft->type, raw->data, out, raw->n_elements),
-                             GGUFQ_OK);
-            assert_memory_equal(out, rawdq->data, (size_t)raw->n_elements * sizeof(float));
-            free(out);
-        }
-        free(g.bytes);
+        assert_int_equal(ggufq_type_block_size(family[k].type), family[k].block);
+        assert_int_equal(ggufq_type_block_bytes(family[k].type), family[k].bytes);
+        if (family[k].type != GGUFQ_TYPE_Q8_K) /* not a storage type: no golden file */
+            tu_golden_check_layout(family[k].type);
     }
 }
 
@@ -243,39 +69,13 @@ static void test_q8_1_dequant_definition(void **state)
 /* ------------------------------------------------------------------------- */
 /* Differential tests against the peer                                        */
 
-typedef size_t (*peer_quant_fn)(const float *, void *, int64_t, int64_t, const float *);
-typedef void (*peer_row_fn)(const float *, void *, int64_t);
-typedef void (*peer_dequant_fn)(const void *, float *, int64_t);
-
-typedef struct peer_kernels {
-    peer_quant_fn   quant;    /* quantize_<t>, or NULL */
-    peer_row_fn     row_ref;  /* quantize_row_<t>_ref */
-    peer_dequant_fn dequant;  /* dequantize_row_<t>, or NULL */
-} peer_kernels;
-
-static void *peer_handle;
-
-static void *peer_sym(const char *prefix, const char *name, const char *suffix)
+/* ggml's kernels of the type; false if the peer is absent. */
+static bool peer_load(const family_type *ft, pk_kernels *pk)
 {
-    char sym[96];
-    snprintf(sym, sizeof sym, "%s%s%s", prefix, name, suffix);
-    return dlsym(peer_handle, sym);
-}
-
-static bool peer_load(const family_type *ft, peer_kernels *pk)
-{
-    if (!peer_handle)
-        peer_handle = tu_peer_open("libggml-base.so");
-    if (!peer_handle)
+    if (!tu_peer())
         return false;
-    *(void **)&pk->quant   = ft->chunk_fn ? peer_sym("quantize_", ft->name, "") : NULL;
-    *(void **)&pk->row_ref = peer_sym("quantize_row_", ft->name, "_ref");
-    *(void **)&pk->dequant = ft->peer_dequant ? peer_sym("dequantize_row_", ft->name, "") : NULL;
-    assert_non_null(pk->row_ref);
-    if (ft->chunk_fn)
-        assert_non_null(pk->quant);
-    if (ft->peer_dequant)
-        assert_non_null(pk->dequant);
+    assert_true(pk_kernels_of(tu_peer(), ft->type, pk));
+    assert_non_null(pk->row); /* every type of the family has quantize_row_<t>_ref */
     return true;
 }
 
@@ -345,19 +145,6 @@ static void fill_imatrix(tu_rng *r, float *w, int64_t n)
         w[i] = expf(2 * tu_rand_gauss(r)) + 1e-4f;
 }
 
-/* ggml's result: quantize_<t>, or quantize_row_<t>_ref on each row. */
-static void peer_quantize(const family_type *ft, const peer_kernels *pk, const float *x, void *dst,
-                          int64_t nrows, int64_t n_per_row, const float *imatrix)
-{
-    if (pk->quant) {
-        pk->quant(x, dst, nrows, n_per_row, imatrix);
-        return;
-    }
-    const size_t row_bytes = (size_t)(n_per_row / ft->block) * ft->bytes;
-    for (int64_t r = 0; r < nrows; r++)
-        pk->row_ref(x + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row);
-}
-
 static void report_diff(const family_type *ft, const char *what, const uint8_t *a,
                         const uint8_t *b, size_t n, int dist, int seed, int64_t nrows,
                         int64_t n_per_row, bool imat)
@@ -371,7 +158,7 @@ static void report_diff(const family_type *ft, const char *what, const uint8_t *
 
 static void diff_one_type(const family_type *ft)
 {
-    peer_kernels pk;
+    pk_kernels pk;
     if (!peer_load(ft, &pk)) {
         print_message("SKIP: %s differential test: peer absent\n", ft->name);
         return;
@@ -401,7 +188,7 @@ static void diff_one_type(const family_type *ft)
                 memset(qa, 0, qbytes);
                 memset(qb, 0, qbytes);
                 assert_int_equal(ggufq_quantize(ft->type, x, qa, nrows, n_per_row, iw), GGUFQ_OK);
-                peer_quantize(ft, &pk, x, qb, nrows, n_per_row, iw);
+                pk_quantize(&pk, x, qb, nrows, n_per_row, iw);
                 if (memcmp(qa, qb, qbytes) != 0)
                     report_diff(ft, "quantize", qa, qb, qbytes, dist, seed, nrows, n_per_row,
                                 imat);
@@ -437,7 +224,7 @@ static uint16_t random_finite_f16(tu_rng *r)
 
 static void diff_raw_dequant(const family_type *ft)
 {
-    peer_kernels pk;
+    pk_kernels pk;
     if (!peer_load(ft, &pk) || !pk.dequant)
         return;
     const int64_t nblocks = 64;

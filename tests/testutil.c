@@ -99,6 +99,54 @@ void *tu_peer_open(const char *lib)
     return h;
 }
 
+const pk_peer *tu_peer(void)
+{
+    static pk_peer peer;
+    static int state = 0; /* 0 unknown, 1 open, -1 absent */
+    if (state == 0) {
+        const char *dir = tu_peer_dir();
+        state = dir && pk_open(&peer, dir) ? 1 : -1;
+    }
+    return state > 0 ? &peer : NULL;
+}
+
+int64_t tu_first_byte_diff(const void *a, const void *b, size_t n)
+{
+    const uint8_t *x = a, *y = b;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return (int64_t)i;
+    return -1;
+}
+
+int64_t tu_first_float_diff(const float *a, const float *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
+            return i;
+    return -1;
+}
+
+void tu_expect_same_bytes(const void *got, const void *want, size_t n, const char *what)
+{
+    const int64_t i = tu_first_byte_diff(got, want, n);
+    if (i >= 0)
+        fail_msg("%s: byte %lld of %zu is 0x%02x, ggml has 0x%02x", what, (long long)i, n,
+                 ((const uint8_t *)got)[i], ((const uint8_t *)want)[i]);
+}
+
+void tu_expect_same_floats(const float *got, const float *want, int64_t n, const char *what)
+{
+    const int64_t i = tu_first_float_diff(got, want, n);
+    if (i >= 0) {
+        uint32_t a, b;
+        memcpy(&a, &got[i], 4);
+        memcpy(&b, &want[i], 4);
+        fail_msg("%s: float %lld of %lld is %.9g (0x%08x), ggml has %.9g (0x%08x)", what,
+                 (long long)i, (long long)n, (double)got[i], a, (double)want[i], b);
+    }
+}
+
 const char *tu_tmpdir(const char *test_name)
 {
     static char buf[4096];
@@ -108,24 +156,4 @@ const char *tu_tmpdir(const char *test_name)
     if (system(cmd) != 0)
         fprintf(stderr, "tu_tmpdir: cannot create %s\n", buf);
     return buf;
-}
-
-uint64_t tu_rand_u64(tu_rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-float tu_rand_uniform(tu_rng *r)
-{
-    return (float)(tu_rand_u64(r) >> 40) * (1.0f / 16777216.0f);
-}
-
-float tu_rand_gauss(tu_rng *r)
-{
-    double u1 = ((tu_rand_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
-    double u2 = (tu_rand_u64(r) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }

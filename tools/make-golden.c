@@ -17,9 +17,8 @@
  *             golden.reference
  *
  * Usage: make-golden --peer DIR --out DIR [--seed N] [--rows N] [TYPE...]
- * Without TYPE, every type in golden_types[] is written.
+ * Without TYPE, every type in pk_types[] (tests/peer_kernels.c) is written.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -29,6 +28,8 @@
 #include <string.h>
 
 #include "ggufq.h"
+#include "peer_kernels.h"
+#include "tu_rng.h"
 
 #define ROW_LENGTH   512
 #define N_DISTRIBUTIONS 16
@@ -36,171 +37,33 @@
 #define MAX_REDRAWS  100000
 
 /* ------------------------------------------------------------------------- */
-/* Types and how the peer handles each                                        */
-
-typedef size_t (*peer_quantize_chunk_fn)(const float *src, void *dst, int64_t nrow,
-                                         int64_t n_per_row, const float *imatrix);
-typedef void (*peer_quantize_row_fn)(const float *src, void *dst, int64_t k);
-typedef void (*peer_dequantize_row_fn)(const void *src, float *dst, int64_t k);
-typedef void (*peer_quantize_init_fn)(int ggml_type);
-
-enum quant_via {
-    VIA_CHUNK,    /* quantize_<name>(src, dst, nrow, n_per_row, imatrix) */
-    VIA_ROW_REF,  /* quantize_row_<name>_ref(src, dst, k) row by row; no imatrix variant */
-    VIA_F16_ROW,  /* ggml_fp32_to_fp16_row / ggml_fp16_to_fp32_row */
-    VIA_BF16_ROW  /* ggml_fp32_to_bf16_row_ref / ggml_bf16_to_fp32_row */
-};
-
-enum {
-    G_NEEDS_IMATRIX = 1 << 0, /* no `quant`/`dequant`: ggml quantizes it only with an imatrix */
-    G_NO_IMATRIX    = 1 << 1, /* no `quant_imatrix`: the reference has no imatrix variant */
-    G_NO_DEQUANT    = 1 << 2, /* no dequantizer in ggml: no dequant tensors, no raw */
-    G_PLAIN         = 1 << 3  /* plain float type: raw bits kept as drawn (NaN/Inf included) */
-};
-
-typedef struct golden_type {
-    ggufq_type     type;
-    enum quant_via via;
-    unsigned       flags;
-} golden_type;
-
-static const golden_type golden_types[] = {
-    { GGUFQ_TYPE_F16,     VIA_F16_ROW,  G_PLAIN },
-    { GGUFQ_TYPE_BF16,    VIA_BF16_ROW, G_PLAIN },
-    { GGUFQ_TYPE_Q4_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q4_1,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q5_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q5_1,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q8_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q8_1,    VIA_ROW_REF,  G_NO_IMATRIX | G_NO_DEQUANT },
-    { GGUFQ_TYPE_Q1_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q2_0,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q2_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q3_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q4_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q5_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q6_K,    VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_Q8_K,    VIA_ROW_REF,  G_NO_IMATRIX },
-    { GGUFQ_TYPE_IQ2_XXS, VIA_CHUNK,    G_NEEDS_IMATRIX },
-    { GGUFQ_TYPE_IQ2_XS,  VIA_CHUNK,    G_NEEDS_IMATRIX },
-    { GGUFQ_TYPE_IQ2_S,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_IQ3_XXS, VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_IQ3_S,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_IQ1_S,   VIA_CHUNK,    G_NEEDS_IMATRIX },
-    { GGUFQ_TYPE_IQ1_M,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_IQ4_NL,  VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_IQ4_XS,  VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_TQ1_0,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_TQ2_0,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_MXFP4,   VIA_CHUNK,    0 },
-    { GGUFQ_TYPE_NVFP4,   VIA_CHUNK,    0 },
-};
-#define N_GOLDEN_TYPES (sizeof golden_types / sizeof golden_types[0])
-
-typedef struct peer_kernels {
-    peer_quantize_chunk_fn chunk;
-    peer_quantize_row_fn   row;
-    peer_dequantize_row_fn dequant;
-} peer_kernels;
-
-static void *peer_lib;
-
-static void *peer_sym(const char *fmt, const char *name)
-{
-    char sym[96];
-    snprintf(sym, sizeof sym, fmt, name);
-    void *p = dlsym(peer_lib, sym);
-    if (!p)
-        fprintf(stderr, "make-golden: the peer lacks %s\n", sym);
-    return p;
-}
-
-static bool resolve_peer(const golden_type *gt, peer_kernels *pk)
-{
-    const char *name = ggufq_type_name(gt->type);
-    memset(pk, 0, sizeof *pk);
-    switch (gt->via) {
-    case VIA_CHUNK:
-        pk->chunk = (peer_quantize_chunk_fn)peer_sym("quantize_%s", name);
-        if (!pk->chunk) return false;
-        break;
-    case VIA_ROW_REF:
-        pk->row = (peer_quantize_row_fn)peer_sym("quantize_row_%s_ref", name);
-        if (!pk->row) return false;
-        break;
-    case VIA_F16_ROW:
-        pk->row = (peer_quantize_row_fn)peer_sym("%s", "ggml_fp32_to_fp16_row");
-        pk->dequant = (peer_dequantize_row_fn)peer_sym("%s", "ggml_fp16_to_fp32_row");
-        return pk->row && pk->dequant;
-    case VIA_BF16_ROW:
-        pk->row = (peer_quantize_row_fn)peer_sym("%s", "ggml_fp32_to_bf16_row_ref");
-        pk->dequant = (peer_dequantize_row_fn)peer_sym("%s", "ggml_bf16_to_fp32_row");
-        return pk->row && pk->dequant;
-    }
-    if (!(gt->flags & G_NO_DEQUANT)) {
-        pk->dequant = (peer_dequantize_row_fn)peer_sym("dequantize_row_%s", name);
-        if (!pk->dequant) return false;
-    }
-    return true;
-}
+/* The peer's kernels (tests/peer_kernels.c) and random inputs (tests/tu_rng.c) */
 
 /*
  * ggml's quantization of nrows rows. The buffer is zeroed first: ggml leaves
  * a few bytes unwritten (Q8_K's bsums of an all-zero block), and zero is what
  * ggufq writes there.
  */
-static void peer_quantize(const golden_type *gt, const peer_kernels *pk, const float *src,
-                          void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+static void peer_quantize(const pk_kernels *pk, const float *src, void *dst, int64_t nrows,
+                          const float *imatrix)
 {
-    const size_t row_bytes = ggufq_row_size(gt->type, n_per_row);
-    memset(dst, 0, (size_t)nrows * row_bytes);
-    if (gt->via == VIA_CHUNK) {
-        pk->chunk(src, dst, nrows, n_per_row, imatrix);
-        return;
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        pk->row(src + r * n_per_row, (uint8_t *)dst + r * row_bytes, n_per_row);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Random inputs (splitmix64; our own generator, so values differ from the    */
-/* files first committed, which came from another generator)                  */
-
-typedef struct rng { uint64_t s; } rng;
-
-static uint64_t rng_u64(rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static float rng_uniform(rng *r) /* [0, 1) */
-{
-    return (float)(rng_u64(r) >> 40) * (1.0f / 16777216.0f);
-}
-
-static float rng_gauss(rng *r)
-{
-    const double u1 = ((rng_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
-    const double u2 = (rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+    memset(dst, 0, (size_t)nrows * ggufq_row_size(pk->info->type, ROW_LENGTH));
+    pk_quantize(pk, src, dst, nrows, ROW_LENGTH, imatrix);
 }
 
 /* The 16 row distributions of the README, in its order. */
-static void fill_row(rng *r, int dist, float *x, int64_t n)
+static void fill_row(tu_rng *r, int dist, float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        const float g = rng_gauss(r);
-        const float u = rng_uniform(r);
+        const float g = tu_rand_gauss(r);
+        const float u = tu_rand_uniform(r);
         float v;
         switch (dist) {
         case 0:  v = g; break;                                   /* Gaussian sigma 1 */
         case 1:  v = 0.02f * g; break;                           /* Gaussian sigma 0.02 */
         case 2:  v = 2.0f * u - 1.0f; break;                     /* uniform (-1, 1) */
-        case 3:  v = (u < 0.5f ? 1.0f : -1.0f) * -logf(1.0f - rng_uniform(r)); break; /* Laplace */
-        case 4:  v = (rng_u64(r) % 64 == 0) ? 50.0f * g : g; break; /* outliers x50 */
+        case 3:  v = (u < 0.5f ? 1.0f : -1.0f) * -logf(1.0f - tu_rand_uniform(r)); break; /* Laplace */
+        case 4:  v = (tu_rand_u64(r) % 64 == 0) ? 50.0f * g : g; break; /* outliers x50 */
         case 5:  v = 0.0f; break;                                /* all zeros */
         case 6:  v = 0.5f; break;                                /* constant 0.5 */
         case 7:  v = 1e-6f * g; break;                           /* sigma 1e-6 */
@@ -219,16 +82,16 @@ static void fill_row(rng *r, int dist, float *x, int64_t n)
         /* Zero blocks inside a Gaussian row: random 32-weight blocks, plus a
          * whole 256-weight super-block when the row has two of them. */
         for (int64_t s = 0; s + 32 <= n; s += 32)
-            if (rng_u64(r) % 3 == 0 || (n >= 512 && s >= 256 && s < 512))
+            if (tu_rand_u64(r) % 3 == 0 || (n >= 512 && s >= 256 && s < 512))
                 memset(x + s, 0, 32 * sizeof *x);
     }
 }
 
 /* Importance weights, one per column, all > 0 (mean squared activations). */
-static void fill_imatrix(rng *r, float *w, int64_t n)
+static void fill_imatrix(tu_rng *r, float *w, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        const float u = rng_uniform(r);
+        const float u = tu_rand_uniform(r);
         w[i] = 10.0f * u * u + 1e-3f;
     }
 }
@@ -250,18 +113,18 @@ static void free_data(golden_data *d)
 }
 
 /* Random blocks; quantized ones redrawn until ggml decodes them to finite values. */
-static bool draw_raw(const golden_type *gt, const peer_kernels *pk, rng *r,
-                     uint8_t *raw, int64_t n_blocks)
+static bool draw_raw(const pk_kernels *pk, tu_rng *r, uint8_t *raw, int64_t n_blocks)
 {
-    const size_t bb = ggufq_type_block_bytes(gt->type);
-    const int64_t bs = ggufq_type_block_size(gt->type);
+    const ggufq_type type = pk->info->type;
+    const size_t bb = ggufq_type_block_bytes(type);
+    const int64_t bs = ggufq_type_block_size(type);
     float tmp[256];
     for (int64_t b = 0; b < n_blocks; b++) {
         uint8_t *blk = raw + (size_t)b * bb;
         for (int tries = 0;; tries++) {
             for (size_t i = 0; i < bb; i++)
-                blk[i] = (uint8_t)rng_u64(r);
-            if (gt->flags & G_PLAIN)
+                blk[i] = (uint8_t)tu_rand_u64(r);
+            if (pk->info->flags & PK_PLAIN)
                 break;
             pk->dequant(blk, tmp, bs);
             bool finite = true;
@@ -271,7 +134,7 @@ static bool draw_raw(const golden_type *gt, const peer_kernels *pk, rng *r,
                 break;
             if (tries == MAX_REDRAWS) {
                 fprintf(stderr, "make-golden: %s: no finite block in %d draws\n",
-                        ggufq_type_name(gt->type), MAX_REDRAWS);
+                        ggufq_type_name(type), MAX_REDRAWS);
                 return false;
             }
         }
@@ -290,30 +153,31 @@ static void *alloc_or_die(size_t n)
 }
 
 /* Run ggml on the shared input: fill every tensor the type's file holds. */
-static bool compute(const golden_type *gt, const peer_kernels *pk, uint64_t seed, golden_data *d)
+static bool compute(const pk_kernels *pk, uint64_t seed, golden_data *d)
 {
+    const pk_type *gt = pk->info;
     const int64_t n = d->rows * ROW_LENGTH;
     const size_t qbytes = (size_t)d->rows * ggufq_row_size(gt->type, ROW_LENGTH);
-    const bool has_dequant = !(gt->flags & G_NO_DEQUANT);
-    if (!(gt->flags & G_NEEDS_IMATRIX)) {
+    const bool has_dequant = !(gt->flags & PK_NO_DEQUANT);
+    if (!(gt->flags & PK_NEEDS_IMATRIX)) {
         d->quant = alloc_or_die(qbytes);
-        peer_quantize(gt, pk, d->input, d->quant, d->rows, ROW_LENGTH, NULL);
+        peer_quantize(pk, d->input, d->quant, d->rows, NULL);
         if (has_dequant) {
             d->dequant = alloc_or_die((size_t)n * sizeof(float));
             pk->dequant(d->quant, d->dequant, n);
         }
     }
-    if (!(gt->flags & G_NO_IMATRIX)) {
+    if (!(gt->flags & PK_NO_IMATRIX)) {
         d->quant_imatrix = alloc_or_die(qbytes);
-        peer_quantize(gt, pk, d->input, d->quant_imatrix, d->rows, ROW_LENGTH, d->imatrix);
+        peer_quantize(pk, d->input, d->quant_imatrix, d->rows, d->imatrix);
         d->dequant_imatrix = alloc_or_die((size_t)n * sizeof(float));
         pk->dequant(d->quant_imatrix, d->dequant_imatrix, n);
     }
     if (has_dequant) {
         /* Each type draws its own raw blocks, reproducibly from the seed. */
-        rng r = { seed * 0x100000001B3ull + (uint64_t)gt->type };
+        tu_rng r = { seed * 0x100000001B3ull + (uint64_t)gt->type };
         d->raw = alloc_or_die(qbytes);
-        if (!draw_raw(gt, pk, &r, d->raw, n / ggufq_type_block_size(gt->type)))
+        if (!draw_raw(pk, &r, d->raw, n / ggufq_type_block_size(gt->type)))
             return false;
         d->raw_dequant = alloc_or_die((size_t)n * sizeof(float));
         pk->dequant(d->raw, d->raw_dequant, n);
@@ -329,7 +193,7 @@ typedef struct out_tensor {
     size_t      size;
 } out_tensor;
 
-static int write_file(const char *path, const golden_type *gt, uint64_t seed, const golden_data *d)
+static int write_file(const char *path, const pk_type *gt, uint64_t seed, const golden_data *d)
 {
     const size_t qbytes = (size_t)d->rows * ggufq_row_size(gt->type, ROW_LENGTH);
     const size_t fbytes = (size_t)d->rows * ROW_LENGTH * sizeof(float);
@@ -376,14 +240,14 @@ static int write_file(const char *path, const golden_type *gt, uint64_t seed, co
     return st;
 }
 
-static bool make_one(const golden_type *gt, const char *out_dir, uint64_t seed,
+static bool make_one(const pk_peer *peer, const pk_type *gt, const char *out_dir, uint64_t seed,
                      float *input, float *imatrix, int64_t rows)
 {
-    peer_kernels pk;
-    if (!resolve_peer(gt, &pk))
+    pk_kernels pk;
+    if (!pk_kernels_of(peer, gt->type, &pk))   /* also builds ggml's IQ grids for the type */
         return false;
     golden_data d = { .rows = rows, .input = input, .imatrix = imatrix };
-    bool ok = compute(gt, &pk, seed, &d);
+    bool ok = compute(&pk, seed, &d);
     if (ok) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.gguf", out_dir, ggufq_type_name(gt->type));
@@ -408,8 +272,8 @@ static void usage(FILE *to)
         "  --rows N    rows of %d weights per tensor (default 16)\n"
         "  TYPE        ggml type names (q4_0, iq2_xxs, ...); default: all of:\n ",
         ROW_LENGTH);
-    for (size_t i = 0; i < N_GOLDEN_TYPES; i++)
-        fprintf(to, " %s", ggufq_type_name(golden_types[i].type));
+    for (size_t i = 0; i < pk_n_types; i++)
+        fprintf(to, " %s", ggufq_type_name(pk_types[i].type));
     fprintf(to, "\n");
 }
 
@@ -424,20 +288,17 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
     return true;
 }
 
-static const golden_type *find_golden_type(const char *name)
+static const pk_type *find_golden_type(const char *name)
 {
     const int t = ggufq_type_from_name(name);
-    for (size_t i = 0; t >= 0 && i < N_GOLDEN_TYPES; i++)
-        if ((int)golden_types[i].type == t)
-            return &golden_types[i];
-    return NULL;
+    return t >= 0 ? pk_type_of((ggufq_type)t) : NULL;
 }
 
 int main(int argc, char **argv)
 {
     const char *peer_dir = getenv("GGUFQ_PEER_DIR"), *out_dir = NULL;
     uint64_t seed = 1, rows = 16;
-    const golden_type *chosen[N_GOLDEN_TYPES];
+    const pk_type *chosen[GGUFQ_TYPE_COUNT];
     size_t n_chosen = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -464,7 +325,7 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         } else {
-            const golden_type *gt = find_golden_type(a);
+            const pk_type *gt = find_golden_type(a);
             if (!gt) {
                 fprintf(stderr, "make-golden: %s: not a type make-golden knows\n", a);
                 usage(stderr);
@@ -482,41 +343,30 @@ int main(int argc, char **argv)
         return 2;
     }
     if (n_chosen == 0)
-        for (size_t i = 0; i < N_GOLDEN_TYPES; i++)
-            chosen[n_chosen++] = &golden_types[i];
+        for (size_t i = 0; i < pk_n_types; i++)
+            chosen[n_chosen++] = &pk_types[i];
 
-    char lib[4200];
-    snprintf(lib, sizeof lib, "%s/libggml-base.so", peer_dir);
-    peer_lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!peer_lib) {
-        fprintf(stderr, "make-golden: cannot load %s: %s\n", lib, dlerror());
+    pk_peer peer;
+    if (!pk_open(&peer, peer_dir))
         return 1;
-    }
-    peer_quantize_init_fn init = (peer_quantize_init_fn)dlsym(peer_lib, "ggml_quantize_init");
-    if (!init) {
-        fprintf(stderr, "make-golden: the peer lacks ggml_quantize_init\n");
-        return 1;
-    }
 
     /* The same input and imatrix for every type, from the seed alone. */
     const int64_t n = (int64_t)rows * ROW_LENGTH;
     float *input = alloc_or_die((size_t)n * sizeof *input);
     float imatrix[ROW_LENGTH];
-    rng r = { seed };
+    tu_rng r = { seed };
     for (int64_t row = 0; row < (int64_t)rows; row++)
         fill_row(&r, (int)(row % N_DISTRIBUTIONS), input + row * ROW_LENGTH, ROW_LENGTH);
     fill_imatrix(&r, imatrix, ROW_LENGTH);
 
     int failures = 0;
     for (size_t i = 0; i < n_chosen; i++) {
-        if (chosen[i]->via == VIA_CHUNK)
-            init((int)chosen[i]->type); /* IQ grids; a no-op for other types */
-        if (!make_one(chosen[i], out_dir, seed, input, imatrix, (int64_t)rows)) {
+        if (!make_one(&peer, chosen[i], out_dir, seed, input, imatrix, (int64_t)rows)) {
             fprintf(stderr, "make-golden: %s: failed\n", ggufq_type_name(chosen[i]->type));
             failures++;
         }
     }
     free(input);
-    dlclose(peer_lib);
+    pk_close(&peer);
     return failures ? 1 : 0;
 }

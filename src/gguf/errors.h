@@ -5,6 +5,7 @@
 #ifndef GGUFQ_GGUF_ERRORS_H
 #define GGUFQ_GGUF_ERRORS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ggufq.h"
@@ -23,6 +24,12 @@
  */
 int gq_fail(ggufq_error *err, int status, const char *file, uint64_t offset,
             const char *fmt, ...) GQ_PRINTF_LIKE(5, 6);
+
+/*
+ * Thread-safe strerror: the text of errno value e, in buf (n bytes) or in
+ * static storage. Handles both the GNU (char *) and the XSI (int) strerror_r.
+ */
+const char *gq_errno_text(int e, char *buf, size_t n);
 
 /* Reset err (if not NULL) to "no error": status GGUFQ_OK, no offset, empty message. */
 void gq_error_clear(ggufq_error *err);

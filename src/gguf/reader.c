@@ -620,14 +620,19 @@ int ggufq_open(const char *path, const ggufq_open_options *opts, ggufq_file **ou
     if (path == NULL || out == NULL)
         return gq_fail(err, GGUFQ_E_INVALID_ARG, path, GGUFQ_NO_OFFSET,
                        path == NULL ? "no path given" : "no output handle given");
+    char eb[128];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot open: %s", strerror(errno));
+    if (fd < 0) {
+        int e = errno;
+        return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot open: %s",
+                       gq_errno_text(e, eb, sizeof eb));
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot stat: %s", strerror(e));
+        return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot stat: %s",
+                       gq_errno_text(e, eb, sizeof eb));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
@@ -644,7 +649,8 @@ int ggufq_open(const char *path, const ggufq_open_options *opts, ggufq_file **ou
         if (map == MAP_FAILED) {
             int e = errno;
             close(fd);
-            return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot map: %s", strerror(e));
+            return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot map: %s",
+                           gq_errno_text(e, eb, sizeof eb));
         }
     }
     close(fd);   /* the mapping stays valid without the descriptor */

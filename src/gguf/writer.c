@@ -98,69 +98,39 @@ static int io_fail(ggufq_writer *w, int e, const char *what)
 /* Name index                                                                */
 /* ------------------------------------------------------------------------- */
 
-uint64_t gq_wname_hash(const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;  /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
+/* The entries of an index: an array of structs that each start with a gq_wname. */
+typedef struct wnames {
+    const void *items;
+    size_t      stride;
+} wnames;
 
-static const gq_wname *name_at(const void *items, size_t stride, size_t i)
+static const char *wname_of(const void *ctx, uint64_t i, size_t *len)
 {
-    return (const gq_wname *)((const char *)items + i * stride);
+    const wnames *w = ctx;
+    const gq_wname *n = (const gq_wname *)((const char *)w->items + i * w->stride);
+    *len = n->len;
+    return n->s;
 }
 
 int64_t gq_windex_find(const gq_windex *ix, const void *items, size_t stride,
-                       const char *s, size_t len, uint64_t hash)
+                       const char *s, size_t len)
 {
-    if (ix->cap == 0)
-        return -1;
-    for (size_t i = (size_t)hash & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
-        uint32_t slot = ix->slots[i];
-        if (slot == 0)
-            return -1;
-        const gq_wname *n = name_at(items, stride, slot - 1);
-        if (n->hash == hash && n->len == len && memcmp(n->s, s, len) == 0)
-            return (int64_t)(slot - 1);
-    }
-}
-
-static void windex_put(gq_windex *ix, const void *items, size_t stride, size_t pos)
-{
-    size_t i = (size_t)name_at(items, stride, pos)->hash & (ix->cap - 1);
-    while (ix->slots[i] != 0)
-        i = (i + 1) & (ix->cap - 1);
-    ix->slots[i] = (uint32_t)(pos + 1);
+    const wnames ctx = { items, stride };
+    return gq_strmap_find(ix, s, len, wname_of, &ctx);
 }
 
 int gq_windex_rebuild(gq_windex *ix, const void *items, size_t stride, size_t n)
 {
-    size_t cap = ix->cap ? ix->cap : 16;
-    while (cap < 2 * n)  /* load factor <= 1/2 */
-        cap *= 2;
-    if (cap != ix->cap) {
-        uint32_t *slots = calloc(cap, sizeof *slots);
-        if (slots == NULL)
-            return GGUFQ_E_NOMEM;
-        free(ix->slots);
-        ix->slots = slots;
-        ix->cap = cap;
-    } else {
-        /* shrinking never reallocates, so rebuilding after a removal cannot fail */
-        memset(ix->slots, 0, cap * sizeof *ix->slots);
-    }
-    for (size_t i = 0; i < n; i++)
-        windex_put(ix, items, stride, i);
-    return GGUFQ_OK;
+    const wnames ctx = { items, stride };
+    return gq_strmap_reindex(ix, n, wname_of, &ctx) == 0 ? GGUFQ_OK : GGUFQ_E_NOMEM;
 }
 
 int gq_windex_add_last(gq_windex *ix, const void *items, size_t stride, size_t n)
 {
-    if (2 * n > ix->cap)
-        return gq_windex_rebuild(ix, items, stride, n);
-    windex_put(ix, items, stride, n - 1);
-    return GGUFQ_OK;
+    const wnames ctx = { items, stride };
+    const gq_wname *last = (const gq_wname *)((const char *)items + (n - 1) * stride);
+    int64_t rc = gq_strmap_insert_grow(ix, last->s, last->len, n - 1, wname_of, &ctx);
+    return rc == GQ_STRMAP_NOMEM ? GGUFQ_E_NOMEM : GGUFQ_OK;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -303,9 +273,9 @@ static void free_writer(ggufq_writer *w)
     for (size_t i = 0; i < w->n_tensors; i++)
         free(w->tensors[i].name.s);
     free(w->kv);
-    free(w->kv_index.slots);
+    gq_strmap_free(&w->kv_index);
     free(w->tensors);
-    free(w->tensor_index.slots);
+    gq_strmap_free(&w->tensor_index);
     free(w->buf);
     free(w->path);
     free(w->tmp_path);
@@ -355,6 +325,15 @@ static int split_path(ggufq_writer *w, const char **base)
     return GGUFQ_OK;
 }
 
+/* FNV-1a of the seed's bytes: scrambles the clock/pid seed of temporary names. */
+static uint64_t scramble(uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ (uint8_t)(seed >> (8 * i))) * 0x100000001b3ull;
+    return h;
+}
+
 /*
  * Create "<dir>/.<base>.tmp-XXXXXX" exclusively. open() with mode 0666 lets the
  * kernel apply the umask (and default ACLs), unlike mkstemp's fixed 0600.
@@ -377,7 +356,7 @@ static int create_temp(ggufq_writer *w, const char *base)
                     ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)w;
     int e = EEXIST;
     for (int attempt = 0; attempt < GQ_TMP_TRIES && e == EEXIST; attempt++) {
-        uint64_t r = gq_wname_hash((const char *)&seed, sizeof seed) + atomic_fetch_add(&counter, 1);
+        uint64_t r = scramble(seed) + atomic_fetch_add(&counter, 1);
         seed = r;
         char sfx[7];
         for (int i = 0; i < 6; i++, r /= 62)
@@ -514,8 +493,7 @@ int ggufq_writer_add_tensor(ggufq_writer *w, const char *name, ggufq_type type,
     int st = tensor_size(w, name, type, n_dims, dims, &size);
     if (st != GGUFQ_OK)
         return st;
-    uint64_t h = gq_wname_hash(name, len);
-    if (gq_windex_find(&w->tensor_index, w->tensors, sizeof *w->tensors, name, len, h) >= 0)
+    if (gq_windex_find(&w->tensor_index, w->tensors, sizeof *w->tensors, name, len) >= 0)
         return gq_writer_fail(w, GGUFQ_E_DUPLICATE_TENSOR, "tensor '%s' is already declared", name);
     if (w->n_tensors >= UINT32_MAX - 1)
         return gq_writer_fail(w, GGUFQ_E_LIMIT, "too many tensors");
@@ -531,7 +509,7 @@ int ggufq_writer_add_tensor(ggufq_writer *w, const char *name, ggufq_type type,
     if (copy == NULL)
         return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory for tensor infos");
     gq_wtensor *t = &w->tensors[w->n_tensors];
-    *t = (gq_wtensor){ .name = { copy, len, h }, .type = type, .n_dims = n_dims, .size = size };
+    *t = (gq_wtensor){ .name = { copy, len }, .type = type, .n_dims = n_dims, .size = size };
     for (uint32_t i = 0; i < GGUFQ_MAX_DIMS; i++)
         t->dims[i] = i < n_dims ? dims[i] : 1;
     w->n_tensors++;
@@ -553,8 +531,7 @@ static int plan_layout(ggufq_writer *w)
 {
     uint64_t alignment = GGUFQ_DEFAULT_ALIGNMENT;
     bool add_key = false;
-    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, "general.alignment", 17,
-                                gq_wname_hash("general.alignment", 17));
+    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, "general.alignment", 17);
     if (at >= 0) {  /* validated when set: a power-of-two uint32 */
         const uint8_t *e = w->kv[at].enc;
         alignment = (uint64_t)e[0] | (uint64_t)e[1] << 8 | (uint64_t)e[2] << 16 | (uint64_t)e[3] << 24;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ggufq.h"
+#include "hashmap.h"
 
 /* ------------------------------------------------------------------------- */
 /* Failure injection (tests only)                                            */
@@ -47,7 +48,6 @@ void gq_writer_inject_short_writes(size_t max_chunk, bool eintr);
 typedef struct gq_wname {
     char    *s;     /* NUL-terminated copy */
     size_t   len;
-    uint64_t hash;
 } gq_wname;
 
 /* A metadata entry: value in GGUF encoding (after the type tag). */
@@ -67,16 +67,16 @@ typedef struct gq_wtensor {
     uint64_t   offset;  /* relative to the data section; set when the header is frozen */
 } gq_wtensor;
 
-/* Open-addressing hash index from name to entry position (slot = position + 1). */
-typedef struct gq_windex {
-    uint32_t *slots;
-    size_t    cap;      /* 0 or a power of two */
-} gq_windex;
+/*
+ * Name index of the keys or the tensors: a growable gq_strmap (hashmap.c, the
+ * reader's map) over entries of `stride` bytes that start with a gq_wname.
+ * A zeroed gq_windex is empty; free it with gq_strmap_free.
+ */
+typedef gq_strmap gq_windex;
 
-uint64_t gq_wname_hash(const char *s, size_t len);
-/* Position of the entry named s in items[0..n) (entries of `stride` bytes), or -1. */
+/* Position of the entry named s in items[0..n), or -1. */
 int64_t  gq_windex_find(const gq_windex *ix, const void *items, size_t stride,
-                        const char *s, size_t len, uint64_t hash);
+                        const char *s, size_t len);
 /* Index entry n-1 (just appended); items[0..n). GGUFQ_OK or GGUFQ_E_NOMEM. */
 int      gq_windex_add_last(gq_windex *ix, const void *items, size_t stride, size_t n);
 /* Rebuild after entries moved or were removed. GGUFQ_OK or GGUFQ_E_NOMEM. */

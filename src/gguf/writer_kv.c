@@ -86,8 +86,7 @@ int gq_writer_put_kv(ggufq_writer *w, const char *key, size_t key_len,
         return st;
     }
 
-    uint64_t h = gq_wname_hash(key, key_len);
-    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, key, key_len, h);
+    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, key, key_len);
     if (at >= 0) {
         gq_wkv *e = &w->kv[at];
         free(e->enc);
@@ -117,7 +116,7 @@ int gq_writer_put_kv(ggufq_writer *w, const char *key, size_t key_len,
         return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory for metadata");
     }
     memcpy(copy, key, key_len + 1);
-    w->kv[w->n_kv] = (gq_wkv){ { copy, key_len, h }, t, enc, enc_len };
+    w->kv[w->n_kv] = (gq_wkv){ { copy, key_len }, t, enc, enc_len };
     w->n_kv++;
     st = gq_windex_add_last(&w->kv_index, w->kv, sizeof *w->kv, w->n_kv);
     if (st != GGUFQ_OK) {
@@ -377,8 +376,7 @@ int ggufq_writer_remove(ggufq_writer *w, const char *key)
         st = check_meta_state(w);
     if (st != GGUFQ_OK)
         return st;
-    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, key, key_len,
-                                gq_wname_hash(key, key_len));
+    int64_t at = gq_windex_find(&w->kv_index, w->kv, sizeof *w->kv, key, key_len);
     if (at < 0)
         return gq_writer_fail(w, GGUFQ_E_NOT_FOUND, "no metadata key '%s'", key);
     free(w->kv[at].key.s);

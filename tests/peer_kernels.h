@@ -1,0 +1,87 @@
+/*
+ * peer_kernels.h — ggml's own kernels, from the prebuilt peer library
+ * (libggml-base.so, loaded with dlopen), for the tests and tools/make-golden.
+ *
+ * pk_types[] says how ggml quantizes and decodes each type ggufq implements;
+ * pk_kernels_of resolves the entry points (quantize_<t>, quantize_row_<t>_ref,
+ * dequantize_row_<t>, or the F16/BF16 row conversions) and runs
+ * ggml_quantize_init for the type, so ggml's IQ grids are ready.
+ * No cmocka here: failures are reported on stderr and by return values.
+ */
+#ifndef GGUFQ_PEER_KERNELS_H
+#define GGUFQ_PEER_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ggufq.h"
+
+typedef size_t (*pk_quantize_chunk_fn)(const float *src, void *dst, int64_t nrow,
+                                       int64_t n_per_row, const float *imatrix);
+typedef void (*pk_quantize_row_fn)(const float *src, void *dst, int64_t k);
+typedef void (*pk_dequantize_row_fn)(const void *src, float *dst, int64_t k);
+
+/* How ggml quantizes a type. */
+typedef enum pk_via {
+    PK_VIA_CHUNK,    /* quantize_<t>(src, dst, nrow, n_per_row, imatrix) */
+    PK_VIA_ROW_REF,  /* quantize_row_<t>_ref(src, dst, k), row by row; no imatrix variant */
+    PK_VIA_F16_ROW,  /* ggml_fp32_to_fp16_row / ggml_fp16_to_fp32_row */
+    PK_VIA_BF16_ROW  /* ggml_fp32_to_bf16_row_ref / ggml_bf16_to_fp32_row */
+} pk_via;
+
+enum {
+    PK_NEEDS_IMATRIX = 1 << 0, /* ggml quantizes it only with an importance matrix */
+    PK_NO_IMATRIX    = 1 << 1, /* no imatrix variant in ggml */
+    PK_NO_DEQUANT    = 1 << 2, /* no dequantizer in ggml (Q8_1) */
+    PK_PLAIN         = 1 << 3, /* plain float type: raw bits keep NaN/Inf patterns */
+    PK_SLOW          = 1 << 4  /* ggml's quantizer searches slowly: test fewer, shorter rows */
+};
+
+typedef struct pk_type {
+    ggufq_type type;
+    pk_via     via;
+    unsigned   flags;
+} pk_type;
+
+/* Every type with a ggml reference, in ggml's order of families. */
+extern const pk_type pk_types[];
+extern const size_t  pk_n_types;
+
+/* The entry of `type` in pk_types, or NULL. */
+const pk_type *pk_type_of(ggufq_type type);
+
+/* An opened peer library. */
+typedef struct pk_peer {
+    void *lib;
+    void (*quantize_init)(int ggml_type);   /* ggml_quantize_init */
+} pk_peer;
+
+/* dlopen <dir>/libggml-base.so; false (and a message on stderr) if it cannot be used. */
+bool pk_open(pk_peer *p, const char *dir);
+void pk_close(pk_peer *p);
+
+/* ggml's functions for one type; NULL where ggml has none. */
+typedef struct pk_kernels {
+    const pk_type       *info;
+    pk_quantize_chunk_fn chunk;    /* quantize_<t> (PK_VIA_CHUNK types) */
+    pk_quantize_row_fn   row;      /* quantize_row_<t>_ref, or the F32 -> F16/BF16 row conversion */
+    pk_dequantize_row_fn dequant;  /* dequantize_row_<t>, or the F16/BF16 -> F32 row conversion */
+} pk_kernels;
+
+/*
+ * Resolve ggml's kernels of `type` and prepare them (ggml_quantize_init).
+ * false, with the missing symbol on stderr, if a kernel pk_types promises is
+ * absent or the type is not in pk_types. `row` is looked up for every type
+ * but is optional for chunk types (ggml has none for some IQ types).
+ */
+bool pk_kernels_of(const pk_peer *p, ggufq_type type, pk_kernels *k);
+
+/*
+ * ggml's quantization of nrows rows, as ggml_quantize_chunk does it: the
+ * chunk function, or the row function on each row (imatrix ignored).
+ */
+void pk_quantize(const pk_kernels *k, const float *src, void *dst, int64_t nrows,
+                 int64_t n_per_row, const float *imatrix);
+
+#endif
