@@ -16,6 +16,13 @@
 #define GQ_GROUP_MAX_EPS_IQ1_M   1e-7f
 #define GQ_GROUP_MAX_EPS_IQ1_S   1e-12f
 
+/*
+ * Block layouts are declared with GQ_BLOCK: byte-aligned, so a kernel may be
+ * handed a pointer at any address (the public API promises that) without
+ * misaligned member accesses. The layouts have no padding, so sizes are ggml's.
+ */
+#define GQ_BLOCK __attribute__((packed, aligned(1)))
+
 #define GQ_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GQ_MAX(a, b) ((a) > (b) ? (a) : (b))
 

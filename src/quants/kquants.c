@@ -23,12 +23,12 @@
 
 #define QK_K 256
 
-typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } blk_q2_K;
-typedef struct { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } blk_q3_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[QK_K / 2]; } blk_q4_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; } blk_q5_K;
-typedef struct { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; uint16_t d; } blk_q6_K;
-typedef struct { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; } blk_q8_K;
+typedef struct GQ_BLOCK { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } blk_q2_K;
+typedef struct GQ_BLOCK { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } blk_q3_K;
+typedef struct GQ_BLOCK { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[QK_K / 2]; } blk_q4_K;
+typedef struct GQ_BLOCK { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; } blk_q5_K;
+typedef struct GQ_BLOCK { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; uint16_t d; } blk_q6_K;
+typedef struct GQ_BLOCK { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; } blk_q8_K;
 
 _Static_assert(sizeof(blk_q2_K) == 84, "q2_K block");
 _Static_assert(sizeof(blk_q3_K) == 110, "q3_K block");
@@ -438,10 +438,13 @@ int gq_quantize_q3_K(const float *src, void *dst, int64_t nrows, int64_t n_per_r
 static void q4_K_block(const float *x, const float *qw, blk_q4_K *y)
 {
     uint8_t L[QK_K];
+    uint16_t d, dmin; /* locals: y's members may be unaligned */
     if (qw)
-        affine_k4_imatrix_scales(x, qw, 15, false, L, y->scales, &y->d, &y->dmin);
+        affine_k4_imatrix_scales(x, qw, 15, false, L, y->scales, &d, &dmin);
     else
-        affine_k4_ref_scales(x, 15, -1.f, 20, L, y->scales, &y->d, &y->dmin);
+        affine_k4_ref_scales(x, 15, -1.f, 20, L, y->scales, &d, &dmin);
+    y->d = d;
+    y->dmin = dmin;
     requantize_affine_k4(x, y->scales, y->d, y->dmin, 15, L);
     for (int j = 0; j < QK_K; j += 64)
         for (int l = 0; l < 32; l++)
@@ -485,10 +488,13 @@ int gq_quantize_q4_K(const float *src, void *dst, int64_t nrows, int64_t n_per_r
 static void q5_K_block(const float *x, const float *qw, blk_q5_K *y)
 {
     uint8_t L[QK_K];
+    uint16_t d, dmin; /* locals: y's members may be unaligned */
     if (qw)
-        affine_k4_imatrix_scales(x, qw, 31, true, L, y->scales, &y->d, &y->dmin);
+        affine_k4_imatrix_scales(x, qw, 31, true, L, y->scales, &d, &dmin);
     else
-        affine_k4_ref_scales(x, 31, -0.5f, 15, L, y->scales, &y->d, &y->dmin);
+        affine_k4_ref_scales(x, 31, -0.5f, 15, L, y->scales, &d, &dmin);
+    y->d = d;
+    y->dmin = dmin;
     requantize_affine_k4(x, y->scales, y->d, y->dmin, 31, L);
     /* per 64 weights: low nibbles of the two 32-halves in 32 bytes of qs,
      * fifth bits in bits 2k and 2k+1 of qh */

@@ -181,9 +181,10 @@ static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, i
     qsort(refs, (size_t)n, sizeof *refs, by_layer_then_name);
     for (int64_t i = 1; i < n; i++)
         if (strcmp(refs[i - 1].name, refs[i].name) == 0) {
+            int rc = gq_rq_fail(err, GGUFQ_E_DUPLICATE_TENSOR, "%s: tensor '%s' is present twice",
+                                ggufq_file_name(s->files[0]), refs[i].name);
             free(refs);
-            return gq_rq_fail(err, GGUFQ_E_DUPLICATE_TENSOR, "%s: tensor '%s' is present twice",
-                              ggufq_file_name(s->files[0]), refs[i].name);
+            return rc;
         }
     if (keep_split)
         qsort(refs, (size_t)n, sizeof *refs, by_shard_then_offset);
