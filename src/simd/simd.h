@@ -22,6 +22,7 @@ typedef void (*gq_fill_fn)(gq_kernels table[GGUFQ_TYPE_COUNT]);
     void gq_##isa##_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT]);  \
     void gq_##isa##_fill_lowbit(gq_kernels t[GGUFQ_TYPE_COUNT]);  \
     void gq_##isa##_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT]); \
+    void gq_##isa##_fill_kquants_quant(gq_kernels t[GGUFQ_TYPE_COUNT]); \
     void gq_##isa##_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
     void gq_##isa##_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
     void gq_##isa##_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
