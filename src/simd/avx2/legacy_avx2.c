@@ -8,12 +8,23 @@
  * 0x10 with a per-lane shift, then integer subtract, int -> float (exact for
  * these small codes), multiply by d and (Q4_1/Q5_1) add m, never fused.
  * The F16 scales go through vcvtph2ps, exact like gq_fp16_to_fp32.
+ *
+ * Quantizers (no imatrix; with one they call the scalar kernels): one block
+ * per iteration, its 32 weights in 4 vectors. Max/min are exact horizontal
+ * reductions (see simd/x86_quant.h for the NaN and tie rules), the scale
+ * and its inverse are the scalar's own float expressions, and every weight
+ * goes through the same mul, add and truncating conversion as the scalar.
+ * Blocks where the scalar's first-zero-wins rule (Q4_1/Q5_1 min/max) or NaN
+ * order (Q8_0) could matter are handed to the scalar kernel one at a time.
  */
 #include <immintrin.h>
+#include <sleef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
 #define QK 32
 
@@ -133,6 +144,265 @@ static void dequantize_q8_1(const void *src, float *dst, int64_t n)
     q8_blocks(src, dst, n / QK, 36);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Quantizers (without an importance matrix; with one, the scalar kernels)   */
+/* ------------------------------------------------------------------------- */
+
+/* The 32 weights of a block as 4 vectors. */
+static inline void load_block(const float *x, __m256 v[4])
+{
+    for (int g = 0; g < 4; g++)
+        v[g] = _mm256_loadu_ps(x + 8 * g);
+}
+
+/*
+ * Blocks go in batches of up to 8: a first pass finds each block's max (or
+ * min and max), the scales and their inverses are then made for the batch
+ * in one vector (the scalar's float expressions lane by lane: division,
+ * then d ? 1/d : 0), and a second pass writes each block's codes.
+ */
+#define BATCH 8
+
+static inline int batch_size(int64_t nb, int64_t b0)
+{
+    return nb - b0 < BATCH ? (int)(nb - b0) : BATCH;
+}
+
+/* Codes min(top, (int8)(x * id + bias)) of one block, as 32-bit lanes. */
+static inline void symmetric_codes(const __m256 v[4], float id, float bias, int top, __m256i c[4])
+{
+    const __m256 vid = _mm256_set1_ps(id), vbias = _mm256_set1_ps(bias);
+    const __m256i vtop = _mm256_set1_epi32(top);
+    for (int g = 0; g < 4; g++)
+        c[g] = _mm256_min_epi32(gq_x86_trunc_i8(_mm256_add_ps(_mm256_mul_ps(v[g], vid), vbias)), vtop);
+}
+
+/* Q4_0 (half 8) / Q5_0 (half 16): d = signed max / -half per block of the batch at x. */
+static inline void symmetric_scales(const float *x, int n, float half, uint16_t h[BATCH], float ids[BATCH])
+{
+    float mx[BATCH] = { 0 };
+    for (int i = 0; i < n; i++) {
+        __m256 v[4];
+        load_block(x + QK * i, v);
+        mx[i] = gq_x86_signed_absmax(x + QK * i, v, 4, NULL);
+    }
+    const __m256 d = _mm256_div_ps(_mm256_loadu_ps(mx), _mm256_set1_ps(-half));
+    gq_x86_fp16x8(d, h);
+    _mm256_storeu_ps(ids, gq_x86_inverse_or_zero(d));
+}
+
+/* Block min and max as the scalar finds them; false when a zero of either
+ * sign could be the result (the scalar keeps the first zero it meets). */
+static inline bool block_min_max(const __m256 v[4], float *min_out, float *max_out)
+{
+    const __m256 big = _mm256_set1_ps(3.402823466e+38f), nbig = _mm256_set1_ps(-3.402823466e+38f);
+    /* min(v, big) / max(v, -big) give the second operand for NaN: NaN is skipped */
+    __m256 mn = _mm256_min_ps(v[0], big), mx = _mm256_max_ps(v[0], nbig);
+    for (int g = 1; g < 4; g++) {
+        mn = _mm256_min_ps(mn, _mm256_min_ps(v[g], big));
+        mx = _mm256_max_ps(mx, _mm256_max_ps(v[g], nbig));
+    }
+    *min_out = gq_x86_hmin(mn);
+    *max_out = gq_x86_hmax(mx);
+    return *min_out != 0.0f && *max_out != 0.0f;
+}
+
+/* Q4_1 (levels 15) / Q5_1 (31): d = (max - min) / levels; bit i of the
+ * result set for blocks the scalar kernel must do. */
+static inline unsigned affine_scales(const float *x, int n, float levels, uint16_t hd[BATCH],
+                                     uint16_t hm[BATCH], float mins[BATCH], float ids[BATCH])
+{
+    float mx[BATCH] = { 0 };
+    unsigned scalar_blocks = 0;
+    memset(mins, 0, sizeof(float) * BATCH);
+    for (int i = 0; i < n; i++) {
+        __m256 v[4];
+        load_block(x + QK * i, v);
+        if (!block_min_max(v, &mins[i], &mx[i]))
+            scalar_blocks |= 1u << i;
+    }
+    const __m256 vmin = _mm256_loadu_ps(mins);
+    const __m256 d = _mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(mx), vmin), _mm256_set1_ps(levels));
+    gq_x86_fp16x8(d, hd);
+    gq_x86_fp16x8(vmin, hm);
+    _mm256_storeu_ps(ids, gq_x86_inverse_or_zero(d));
+    return scalar_blocks;
+}
+
+/* (x - min) * id + 0.5, truncated: the Q4_1 / Q5_1 level before clamping. */
+static inline void affine_levels(const __m256 v[4], float min, float id, __m256i c[4])
+{
+    const __m256 vmin = _mm256_set1_ps(min), vid = _mm256_set1_ps(id), half = _mm256_set1_ps(0.5f);
+    for (int g = 0; g < 4; g++)
+        c[g] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v[g], vmin), vid), half));
+}
+
+/* qh bit j = bit 4 of level j; qs byte j = low nibbles of levels j and j + 16. */
+static inline void store_5bit(const __m256i c[4], uint8_t *qh, uint8_t *qs)
+{
+    uint32_t bits = 0;
+    for (int g = 0; g < 4; g++)
+        bits |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(c[g], 27))) << (8 * g);
+    memcpy(qh, &bits, sizeof bits);
+    const __m256i m4 = _mm256_set1_epi32(0x0F);
+    _mm_storeu_si128((__m128i *)qs, gq_x86_nibbles16(_mm256_and_si256(c[0], m4), _mm256_and_si256(c[1], m4),
+                                                     _mm256_and_si256(c[2], m4), _mm256_and_si256(c[3], m4)));
+}
+
+static int quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    if (imatrix)
+        return gq_quantize_q4_0(src, dst, nrows, n_per_row, imatrix);
+    const int64_t nb = nrows * (n_per_row / QK);
+    uint8_t *y = dst;
+    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
+        const int n = batch_size(nb, b0);
+        uint16_t h[BATCH];
+        float ids[BATCH];
+        symmetric_scales(src, n, 8.0f, h, ids);
+        for (int i = 0; i < n; i++, src += QK, y += 18) {
+            __m256 v[4];
+            __m256i c[4];
+            load_block(src, v);
+            memcpy(y, &h[i], 2);
+            symmetric_codes(v, ids[i], 8.5f, 15, c);
+            _mm_storeu_si128((__m128i *)(y + 2), gq_x86_nibbles16(c[0], c[1], c[2], c[3]));
+        }
+    }
+    return GGUFQ_OK;
+}
+
+static int quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    if (imatrix)
+        return gq_quantize_q5_0(src, dst, nrows, n_per_row, imatrix);
+    const int64_t nb = nrows * (n_per_row / QK);
+    uint8_t *y = dst;
+    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
+        const int n = batch_size(nb, b0);
+        uint16_t h[BATCH];
+        float ids[BATCH];
+        symmetric_scales(src, n, 16.0f, h, ids);
+        for (int i = 0; i < n; i++, src += QK, y += 22) {
+            __m256 v[4];
+            __m256i c[4];
+            load_block(src, v);
+            memcpy(y, &h[i], 2);
+            symmetric_codes(v, ids[i], 16.5f, 31, c);
+            store_5bit(c, y + 2, y + 6);
+        }
+    }
+    return GGUFQ_OK;
+}
+
+static int quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    if (imatrix)
+        return gq_quantize_q4_1(src, dst, nrows, n_per_row, imatrix);
+    const int64_t nb = nrows * (n_per_row / QK);
+    const __m256i fifteen = _mm256_set1_epi32(15);
+    uint8_t *y = dst;
+    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
+        const int n = batch_size(nb, b0);
+        uint16_t hd[BATCH], hm[BATCH];
+        float mins[BATCH], ids[BATCH];
+        const unsigned scalar_blocks = affine_scales(src, n, 15.0f, hd, hm, mins, ids);
+        for (int i = 0; i < n; i++, src += QK, y += 20) {
+            if (scalar_blocks >> i & 1) {
+                gq_quantize_q4_1(src, y, 1, QK, NULL);
+                continue;
+            }
+            __m256 v[4];
+            __m256i c[4];
+            load_block(src, v);
+            memcpy(y, &hd[i], 2);
+            memcpy(y + 2, &hm[i], 2);
+            affine_levels(v, mins[i], ids[i], c);
+            for (int g = 0; g < 4; g++) /* (int8) then MIN(15, .) */
+                c[g] = _mm256_min_epi32(_mm256_srai_epi32(_mm256_slli_epi32(c[g], 24), 24), fifteen);
+            _mm_storeu_si128((__m128i *)(y + 4), gq_x86_nibbles16(c[0], c[1], c[2], c[3]));
+        }
+    }
+    return GGUFQ_OK;
+}
+
+static int quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    if (imatrix)
+        return gq_quantize_q5_1(src, dst, nrows, n_per_row, imatrix);
+    const int64_t nb = nrows * (n_per_row / QK);
+    uint8_t *y = dst;
+    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
+        const int n = batch_size(nb, b0);
+        uint16_t hd[BATCH], hm[BATCH];
+        float mins[BATCH], ids[BATCH];
+        const unsigned scalar_blocks = affine_scales(src, n, 31.0f, hd, hm, mins, ids);
+        for (int i = 0; i < n; i++, src += QK, y += 24) {
+            if (scalar_blocks >> i & 1) {
+                gq_quantize_q5_1(src, y, 1, QK, NULL);
+                continue;
+            }
+            __m256 v[4];
+            __m256i c[4];
+            load_block(src, v);
+            memcpy(y, &hd[i], 2);
+            memcpy(y + 2, &hm[i], 2);
+            affine_levels(v, mins[i], ids[i], c); /* no clamp, as the scalar */
+            store_5bit(c, y + 4, y + 8);
+        }
+    }
+    return GGUFQ_OK;
+}
+
+/*
+ * Q8_0: d = max |x| / 127 with the scalar's MAX(a, b) = a > b ? a : b, which
+ * lets a NaN through in an order-dependent way: blocks holding a NaN go to
+ * the scalar kernel. roundf is SLEEF's (tests/test_sleef.c: equal to libm's
+ * on all 2^32 floats); the byte is (int8_t)(int) of it.
+ */
+static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    (void)imatrix;
+    const int64_t nb = nrows * (n_per_row / QK);
+    const __m256i ff = _mm256_set1_epi32(0xFF);
+    uint8_t *y = dst;
+    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
+        const int n = batch_size(nb, b0);
+        float amax[BATCH] = { 0 }, ids[BATCH];
+        uint16_t h[BATCH];
+        unsigned scalar_blocks = 0;
+        for (int i = 0; i < n; i++) {
+            __m256 v[4];
+            load_block(src + QK * i, v);
+            __m256 acc = gq_x86_abs(v[0]), nan = _mm256_cmp_ps(v[0], v[0], _CMP_UNORD_Q);
+            for (int g = 1; g < 4; g++) {
+                acc = _mm256_max_ps(acc, gq_x86_abs(v[g]));
+                nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[g], v[g], _CMP_UNORD_Q));
+            }
+            amax[i] = gq_x86_hmax(acc);
+            scalar_blocks |= (_mm256_movemask_ps(nan) != 0) << i;
+        }
+        const __m256 d = _mm256_div_ps(_mm256_loadu_ps(amax), _mm256_set1_ps(127.0f));
+        gq_x86_fp16x8(d, h);
+        _mm256_storeu_ps(ids, gq_x86_inverse_or_zero(d));
+        for (int i = 0; i < n; i++, src += QK, y += 34) {
+            if (scalar_blocks >> i & 1) {
+                gq_quantize_q8_0(src, y, 1, QK, NULL);
+                continue;
+            }
+            memcpy(y, &h[i], 2);
+            const __m256 vid = _mm256_set1_ps(ids[i]);
+            __m256i c[4];
+            for (int g = 0; g < 4; g++) {
+                const __m256 r = Sleef_roundf8_avx2(_mm256_mul_ps(_mm256_loadu_ps(src + 8 * g), vid));
+                c[g] = _mm256_and_si256(_mm256_cvttps_epi32(r), ff);
+            }
+            _mm256_storeu_si256((__m256i *)(y + 2), gq_x86_pack32_u8(c[0], c[1], c[2], c[3]));
+        }
+    }
+    return GGUFQ_OK;
+}
+
 void gq_avx2_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
 {
     t[GGUFQ_TYPE_Q4_0].dequantize = dequantize_q4_0;
@@ -141,4 +411,9 @@ void gq_avx2_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
     t[GGUFQ_TYPE_Q5_1].dequantize = dequantize_q5_1;
     t[GGUFQ_TYPE_Q8_0].dequantize = dequantize_q8_0;
     t[GGUFQ_TYPE_Q8_1].dequantize = dequantize_q8_1;
+    t[GGUFQ_TYPE_Q4_0].quantize = quantize_q4_0;
+    t[GGUFQ_TYPE_Q4_1].quantize = quantize_q4_1;
+    t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0;
+    t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1;
+    t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0;
 }
