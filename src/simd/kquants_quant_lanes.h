@@ -3,12 +3,13 @@
  * without imatrix) with one SIMD lane per sub-block. SIMD twin of the
  * quantizers of src/quants/kquants.c and the searches of qhelpers.c.
  *
- * Not a normal header: it is included once, at the end, by each x86 kernel
- * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c), after
- * that file has defined its ISA layer: LANES, the types vf/vi/vm, the
- * vf_/vi_/vm_ helpers, gather_lanes, and GQ_KQ_FILL (the name of the fill
- * function to define). Sharing the text keeps both ISAs' arithmetic the
- * same expression for expression.
+ * Not a normal header: it is included once, at the end, by each kernel
+ * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
+ * neon/kquants_quant_neon.c), after that file has defined its ISA layer:
+ * LANES (4, 8 or 16), the types vf/vi/vm, the vf_/vi_/vm_ helpers,
+ * gather_lanes, bsums16, and GQ_KQ_FILL (the name of the fill function to
+ * define). Sharing the text keeps the ISAs' arithmetic the same expression
+ * for expression.
  *
  * Bit-exactness: each lane runs the scalar search of one sub-block with the
  * same float operations in the same order (sums from 0 weight by weight,
