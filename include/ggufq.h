@@ -195,6 +195,28 @@ GGUFQ_API bool        ggufq_isa_supported(ggufq_isa isa);
 /** The CPU features detected, space-separated ("x86-64 sse4.2 avx avx2 fma ... os-zmm-state"). */
 GGUFQ_API const char *ggufq_cpu_features(void);
 
+/*
+ * Multi-threaded kernels (OpenMP). The output is byte for byte that of the
+ * single-threaded calls, whatever the thread count; arguments are checked the
+ * same way, with the same statuses. nthreads <= 0: OpenMP's default (all cores
+ * unless OMP_NUM_THREADS says otherwise). Small jobs run on the calling thread.
+ */
+
+/** ggufq_dequantize on nthreads threads (the work is split on block boundaries). */
+GGUFQ_API int ggufq_dequantize_mt(ggufq_type type, const void *src, float *dst, int64_t n_weights,
+                                  int nthreads);
+/**
+ * Decode n_weights weights of `type` into dst as out_type: F32, F16 or BF16
+ * (else GGUFQ_E_INVALID_ARG). F16/BF16 output equals ggufq_dequantize followed by
+ * ggufq_quantize(out_type, ...); when type == out_type the bytes are copied.
+ * dst receives ggufq_row_size(out_type, n_weights) bytes.
+ */
+GGUFQ_API int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, void *dst,
+                                  int64_t n_weights, int nthreads);
+/** ggufq_quantize on nthreads threads (the work is split on row boundaries). */
+GGUFQ_API int ggufq_quantize_mt(ggufq_type type, const float *src, void *dst, int64_t nrows,
+                                int64_t n_per_row, const float *imatrix, int nthreads);
+
 /* ------------------------------------------------------------------------- */
 /* GGUF reading                                                               */
 /* ------------------------------------------------------------------------- */

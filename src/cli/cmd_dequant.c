@@ -1,25 +1,22 @@
 /*
  * cmd_dequant.c — `ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]`.
  *
- * Every tensor is decoded to F32 with ggufq_dequantize and, for f16/bf16,
- * encoded again with ggufq_quantize. Tensors are streamed in chunks of whole
- * blocks, so memory use is bounded whatever the tensor's shape.
+ * Every tensor is decoded with ggufq_dequantize_to on --threads threads:
+ * to F32, or to F16/BF16 exactly as decoding to F32 then encoding with
+ * ggufq_quantize would. Tensors are streamed in chunks of whole blocks, so
+ * memory use is bounded whatever the tensor's shape.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "cli.h"
+#include "sigbus.h"
 
-/* Weights decoded per chunk (rounded down to whole pieces). */
+/* Weights decoded per chunk (rounded down to whole blocks); the library
+ * spreads a chunk over the threads. */
 #define CHUNK_WEIGHTS ((int64_t)1 << 20)
-/* Weights per unit of parallel work inside a chunk (rounded down to whole blocks). */
-#define PIECE_WEIGHTS ((int64_t)1 << 16)
 
 /* llama.cpp's llama_ftype values for the targets. */
 enum {
@@ -35,8 +32,7 @@ typedef struct dequant_job {
     int           threads;
     ggufq_file   *in;
     ggufq_writer *out;
-    float        *f32_buf;   /* CHUNK_WEIGHTS decoded weights */
-    void         *enc_buf;   /* the chunk encoded as the target (f16/bf16), or NULL */
+    void         *out_buf;   /* CHUNK_WEIGHTS weights as the target type */
 } dequant_job;
 
 static int parse_args(int argc, char **argv, dequant_job *job)
@@ -98,14 +94,35 @@ static int parse_args(int argc, char **argv, dequant_job *job)
     return CLI_EXIT_OK;
 }
 
-/* Report the writer's last error (or status) for `what`. */
+/* True (after reporting it) if the input shrank or faulted while mapped: that is the error to show. */
+static bool input_changed(const dequant_job *job)
+{
+    if (!cli_input_changed(job->in_path, ggufq_file_size(job->in)))
+        return false;
+    cli_report_input_changed(job->in_path, job->out_path);
+    return true;
+}
+
+/*
+ * Report the writer's last error (or status) while handling `what` (a key or
+ * a tensor name, added to the message unless the writer's already names it).
+ */
 static void report_writer(const dequant_job *job, int rc, const char *what)
 {
+    if (input_changed(job))
+        return;
     const ggufq_error *err = job->out ? ggufq_writer_error(job->out) : NULL;
-    if (err && err->status != GGUFQ_OK && err->message[0] != '\0')
-        cli_error("%s", err->message);
-    else
+    if (err && err->status != GGUFQ_OK && err->message[0] != '\0') {
+        /* I/O errors name the output offset and what lies there; the writer buffers,
+         * so the tensor being handed over is not necessarily the one that failed */
+        bool io = err->status == GGUFQ_E_IO || err->status == GGUFQ_E_NO_SPACE;
+        if (what && !io && !strstr(err->message, what))
+            cli_error("%s (while writing '%s')", err->message, what);
+        else
+            cli_error("%s", err->message);
+    } else {
         cli_error("%s: %s: %s", job->out_path, what, ggufq_strerror(rc));
+    }
 }
 
 static int copy_metadata(dequant_job *job)
@@ -147,39 +164,13 @@ static int declare_tensors(dequant_job *job)
     return GGUFQ_OK;
 }
 
-/*
- * Decode n weights of t starting at weight `first` (a multiple of the block
- * size) into job->f32_buf and encode them for the target. Pieces of the chunk
- * run in parallel; each piece starts on a block boundary.
- */
-static int convert_chunk(dequant_job *job, const ggufq_tensor_info *t, int64_t first, int64_t n,
-                         int64_t piece)
+/* Decode n weights of t starting at weight `first` (a multiple of the block size) into job->out_buf. */
+static int convert_chunk(dequant_job *job, const ggufq_tensor_info *t, int64_t first, int64_t n)
 {
     int64_t bs = ggufq_type_block_size(t->type);
     size_t block_bytes = ggufq_type_block_bytes(t->type);
     const uint8_t *src = (const uint8_t *)t->data + (size_t)(first / bs) * block_bytes;
-    size_t out_elem = ggufq_row_size(job->target, 1);
-    int64_t n_pieces = (n + piece - 1) / piece;
-    int status = GGUFQ_OK;
-
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(job->threads) if (job->threads > 1 && n_pieces > 1)
-#endif
-    for (int64_t p = 0; p < n_pieces; p++) {
-        int64_t lo = p * piece;
-        int64_t cnt = n - lo < piece ? n - lo : piece;
-        int rc = ggufq_dequantize(t->type, src + (size_t)(lo / bs) * block_bytes, job->f32_buf + lo, cnt);
-        if (rc == GGUFQ_OK && job->enc_buf)
-            rc = ggufq_quantize(job->target, job->f32_buf + lo, (uint8_t *)job->enc_buf + (size_t)lo * out_elem,
-                                1, cnt, NULL);
-        if (rc < 0) {
-#ifdef _OPENMP
-#pragma omp critical(dequant_status)
-#endif
-            status = rc;
-        }
-    }
-    return status;
+    return ggufq_dequantize_to(t->type, src, job->target, job->out_buf, n, job->threads);
 }
 
 static int convert_tensor(dequant_job *job, int64_t index)
@@ -193,31 +184,38 @@ static int convert_tensor(dequant_job *job, int64_t index)
         rc = ggufq_writer_write(job->out, t.data, (size_t)t.size);
         if (rc < 0)
             report_writer(job, rc, t.name);
+        else if (input_changed(job))
+            rc = GGUFQ_E_IO;
         return rc;
     }
-    /* Pieces and chunks of whole blocks (block sizes are at most 256 today). */
+    /* Chunks of whole blocks (block sizes are at most 256 today). */
     int64_t bs = ggufq_type_block_size(t.type);
-    int64_t piece = bs > 0 && bs <= PIECE_WEIGHTS ? PIECE_WEIGHTS - PIECE_WEIGHTS % bs : 0;
-    if (piece == 0) {
+    int64_t chunk = bs > 0 && bs <= CHUNK_WEIGHTS ? CHUNK_WEIGHTS - CHUNK_WEIGHTS % bs : 0;
+    if (chunk == 0) {
         cli_error("%s: tensor '%s': unsupported block size", job->in_path, t.name);
         return GGUFQ_E_NOT_IMPLEMENTED;
     }
-    int64_t chunk = CHUNK_WEIGHTS - CHUNK_WEIGHTS % piece;
     size_t out_elem = ggufq_row_size(job->target, 1);
     for (int64_t first = 0; first < t.n_elements; first += chunk) {
         if (cli_signal_caught) {
             cli_error("interrupted; %s not written", job->out_path);
             return GGUFQ_E_INTERRUPTED;
         }
+        if (cli_input_fault()) {
+            cli_report_input_changed(job->in_path, job->out_path);
+            return GGUFQ_E_IO;
+        }
         int64_t n = t.n_elements - first < chunk ? t.n_elements - first : chunk;
-        rc = convert_chunk(job, &t, first, n, piece);
+        rc = convert_chunk(job, &t, first, n);
         if (rc < 0) {
-            cli_error("%s: tensor '%s' (%s): %s", job->in_path, t.name, type ? type : "?",
-                      ggufq_strerror(rc));
+            uint64_t at = ggufq_file_data_offset(job->in) + t.offset +
+                          (uint64_t)(first / bs) * ggufq_type_block_bytes(t.type);
+            if (!input_changed(job))
+                cli_error("%s: offset %llu: tensor '%s' (%s): %s", job->in_path, (unsigned long long)at,
+                          t.name, type ? type : "?", ggufq_strerror(rc));
             return rc;
         }
-        const void *bytes = job->enc_buf ? job->enc_buf : (const void *)job->f32_buf;
-        rc = ggufq_writer_write(job->out, bytes, (size_t)n * out_elem);
+        rc = ggufq_writer_write(job->out, job->out_buf, (size_t)n * out_elem);
         if (rc < 0) {
             report_writer(job, rc, t.name);
             return rc;
@@ -244,9 +242,18 @@ static int run_dequant(dequant_job *job)
     rc = copy_metadata(job);
     if (rc == GGUFQ_OK)
         rc = declare_tensors(job);
+    if (rc == GGUFQ_OK)
+        cli_test_pause(job->in_path, ggufq_file_size(job->in));
     int64_t n = ggufq_tensor_count(job->in);
     for (int64_t i = 0; i < n && rc == GGUFQ_OK; i++)
         rc = convert_tensor(job, i);
+    /* the last checkpoint before the rename: nothing read from a shrunk file goes into place */
+    if (rc == GGUFQ_OK && cli_signal_caught) {
+        cli_error("interrupted; %s not written", job->out_path);
+        rc = GGUFQ_E_INTERRUPTED;
+    }
+    if (rc == GGUFQ_OK && input_changed(job))
+        rc = GGUFQ_E_IO;
     if (rc < 0) {
         ggufq_writer_abort(job->out);
         job->out = NULL;
@@ -275,10 +282,8 @@ int cmd_dequant(int argc, char **argv)
         cli_report(rc, &err, job.in_path);
         return CLI_EXIT_FAIL;
     }
-    job.f32_buf = malloc((size_t)CHUNK_WEIGHTS * sizeof(float));
-    if (job.target != GGUFQ_TYPE_F32)
-        job.enc_buf = malloc(ggufq_row_size(job.target, CHUNK_WEIGHTS));
-    if (!job.f32_buf || (job.target != GGUFQ_TYPE_F32 && !job.enc_buf)) {
+    job.out_buf = malloc(ggufq_row_size(job.target, CHUNK_WEIGHTS));
+    if (!job.out_buf) {
         cli_error("out of memory");
         rc = GGUFQ_E_NOMEM;
     } else {
@@ -287,8 +292,7 @@ int cmd_dequant(int argc, char **argv)
         rc = run_dequant(&job);
     }
     int64_t n_tensors = ggufq_tensor_count(job.in);
-    free(job.f32_buf);
-    free(job.enc_buf);
+    free(job.out_buf);
     ggufq_close(job.in);
     if (rc < 0)
         return CLI_EXIT_FAIL;

@@ -1,0 +1,226 @@
+/*
+ * parallel_api.c — ggufq_dequantize_mt, ggufq_dequantize_to, ggufq_quantize_mt:
+ * the kernels of ggufq_dequantize / ggufq_quantize run on pieces of the work,
+ * the pieces spread over OpenMP threads.
+ *
+ * Bytes never depend on the thread count:
+ *  - dequantization is cut on block boundaries, and every kernel decodes each
+ *    block on its own, so decoding the pieces is decoding the whole;
+ *  - quantization is cut on row boundaries only: some quantizers use whole-row
+ *    statistics (q4_0 with an imatrix weighs by the row's mean square), so a
+ *    row is never split;
+ *  - F16/BF16 output is the F16/BF16 quantizer of the active ISA applied to
+ *    the decoded F32 values, one weight at a time, so converting a piece
+ *    through a small buffer equals dequantize-then-convert.
+ *
+ * Small jobs run on the calling thread: waking a team costs more than it
+ * saves below a few hundred KiB, more so with OMP_WAIT_POLICY=passive.
+ * Only baseline C here: ISA-specific code lives behind the dispatch table.
+ */
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "ggufq.h"
+#include "gguf/types.h"
+#include "simd/dispatch.h"
+
+/* Dequantization: weights per task (64 Ki: 256 KiB of F32, L2-sized), and
+ * the smallest job worth a parallel region. */
+#define DEQ_TASK_WEIGHTS ((int64_t)1 << 16)
+#define DEQ_MIN_WEIGHTS  ((int64_t)1 << 18)
+/* F16/BF16 output: F32 staging buffer per thread (16 KiB: stays in L1).
+ * A multiple of every block size (the largest today is 256). */
+#define STAGE_WEIGHTS    4096
+/* Quantization costs 10-1000x more per weight: smaller tasks (whole rows,
+ * at least one), taken dynamically since IQ searches vary block to block. */
+#define QNT_TASK_WEIGHTS ((int64_t)1 << 14)
+#define QNT_MIN_WEIGHTS  ((int64_t)1 << 16)
+
+/* Threads for n_tasks tasks: nthreads <= 0 means OpenMP's default (all cores
+ * unless OMP_NUM_THREADS says otherwise); never more than the tasks. */
+static int team_size(int nthreads, int64_t n_tasks)
+{
+#ifdef _OPENMP
+    if (nthreads <= 0)
+        nthreads = omp_get_max_threads();
+#else
+    nthreads = 1;
+#endif
+    if ((int64_t)nthreads > n_tasks)
+        nthreads = (int)n_tasks;
+    return nthreads < 1 ? 1 : nthreads;
+}
+
+static size_t out_elem_bytes(ggufq_type out_type)
+{
+    return out_type == GGUFQ_TYPE_F32 ? sizeof(float) : 2;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Dequantization                                                             */
+/* ------------------------------------------------------------------------- */
+
+/* What every piece of one ggufq_dequantize_to call needs. */
+typedef struct deq_job {
+    const uint8_t    *src;
+    uint8_t          *dst;
+    int64_t           n;           /* weights in all */
+    int64_t           block_size;
+    size_t            block_bytes;
+    size_t            out_bytes;   /* bytes per output weight */
+    const gq_kernels *decode;      /* the input type's kernels */
+    const gq_kernels *encode;      /* F16/BF16 output: its kernels; else NULL */
+    bool              copy;        /* input type == output type */
+} deq_job;
+
+/* Weights [lo, lo + cnt) of the job; lo and cnt are multiples of the block size. */
+static void deq_piece(const deq_job *j, int64_t lo, int64_t cnt)
+{
+    const uint8_t *src = j->src + (size_t)(lo / j->block_size) * j->block_bytes;
+    uint8_t *dst = j->dst + (size_t)lo * j->out_bytes;
+    if (j->copy) {
+        memcpy(dst, src, (size_t)(cnt / j->block_size) * j->block_bytes);
+        return;
+    }
+    if (!j->encode) {
+        j->decode->dequantize(src, (float *)(void *)dst, cnt);
+        return;
+    }
+    if (j->decode == NULL) {   /* F32 input: encode straight from it */
+        (void)j->encode->quantize((const float *)(const void *)src, dst, 1, cnt, NULL);
+        return;
+    }
+    float stage[STAGE_WEIGHTS];
+    const int64_t step = STAGE_WEIGHTS - STAGE_WEIGHTS % j->block_size;
+    for (int64_t off = 0; off < cnt; off += step) {
+        const int64_t m = cnt - off < step ? cnt - off : step;
+        j->decode->dequantize(src + (size_t)(off / j->block_size) * j->block_bytes, stage, m);
+        /* F16/BF16 quantizers never fail on positive sizes without an imatrix */
+        (void)j->encode->quantize(stage, dst + (size_t)off * j->out_bytes, 1, m, NULL);
+    }
+}
+
+static void deq_run(const deq_job *j, int nthreads)
+{
+    const int64_t task = DEQ_TASK_WEIGHTS - DEQ_TASK_WEIGHTS % j->block_size;
+    const int64_t n_tasks = (j->n + task - 1) / task;
+    const int team = j->n < DEQ_MIN_WEIGHTS ? 1 : team_size(nthreads, n_tasks);
+    if (team == 1) {
+        deq_piece(j, 0, j->n);
+        return;
+    }
+    /* static: each thread one contiguous range, one stream for the prefetchers */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(team)
+#endif
+    for (int64_t t = 0; t < n_tasks; t++) {
+        const int64_t lo = t * task;
+        deq_piece(j, lo, j->n - lo < task ? j->n - lo : task);
+    }
+}
+
+int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, void *dst,
+                        int64_t n_weights, int nthreads)
+{
+    const gq_type_traits *t = gq_type_traits_of(type);
+    if (!t)
+        return GGUFQ_E_UNKNOWN_TYPE;
+    if (out_type != GGUFQ_TYPE_F32 && out_type != GGUFQ_TYPE_F16 && out_type != GGUFQ_TYPE_BF16)
+        return GGUFQ_E_INVALID_ARG;
+    if (n_weights < 0 || (n_weights > 0 && (!src || !dst)))
+        return GGUFQ_E_INVALID_ARG;
+    if (n_weights % t->block_size != 0)
+        return GGUFQ_E_BAD_SIZE;
+    if (t->block_size > STAGE_WEIGHTS)   /* no such type today; the staging needs whole blocks */
+        return GGUFQ_E_NOT_IMPLEMENTED;
+    deq_job j;
+    memset(&j, 0, sizeof j);
+    j.decode = gq_kernels_for(type);
+    if (!j.decode || !j.decode->dequantize)
+        return GGUFQ_E_NOT_IMPLEMENTED;
+    if (out_type != GGUFQ_TYPE_F32 && type != out_type) {
+        j.encode = gq_kernels_for(out_type);
+        if (!j.encode || !j.encode->quantize)
+            return GGUFQ_E_NOT_IMPLEMENTED;
+        if (type == GGUFQ_TYPE_F32)
+            j.decode = NULL;   /* decoding F32 is a copy: encode from the input */
+    }
+    if (n_weights == 0)
+        return GGUFQ_OK;
+    j.src = src;
+    j.dst = dst;
+    j.n = n_weights;
+    j.block_size = t->block_size;
+    j.block_bytes = t->block_bytes;
+    j.out_bytes = out_elem_bytes(out_type);
+    j.copy = type == out_type;
+    deq_run(&j, nthreads);
+    return GGUFQ_OK;
+}
+
+int ggufq_dequantize_mt(ggufq_type type, const void *src, float *dst, int64_t n_weights, int nthreads)
+{
+    return ggufq_dequantize_to(type, src, GGUFQ_TYPE_F32, dst, n_weights, nthreads);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Quantization                                                               */
+/* ------------------------------------------------------------------------- */
+
+int ggufq_quantize_mt(ggufq_type type, const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix, int nthreads)
+{
+    /* the checks of ggufq_quantize, in its order */
+    const gq_type_traits *t = gq_type_traits_of(type);
+    if (!t)
+        return GGUFQ_E_UNKNOWN_TYPE;
+    if (nrows < 0 || n_per_row < 0)
+        return GGUFQ_E_INVALID_ARG;
+    if (n_per_row % t->block_size != 0)
+        return GGUFQ_E_BAD_SIZE;
+    const gq_kernels *k = gq_kernels_for(type);
+    if (!k || !k->quantize)
+        return GGUFQ_E_NOT_IMPLEMENTED;
+    if (ggufq_type_needs_imatrix(type) && !imatrix)
+        return GGUFQ_E_NEEDS_IMATRIX;
+    if (nrows == 0 || n_per_row == 0)
+        return GGUFQ_OK;
+    if (!src || !dst)
+        return GGUFQ_E_INVALID_ARG;
+
+    const int64_t rows_per_task = n_per_row >= QNT_TASK_WEIGHTS ? 1 : QNT_TASK_WEIGHTS / n_per_row;
+    const int64_t n_tasks = (nrows + rows_per_task - 1) / rows_per_task;
+    /* nrows * n_per_row < QNT_MIN_WEIGHTS, without the product's overflow */
+    const bool small = nrows < QNT_MIN_WEIGHTS / n_per_row + (QNT_MIN_WEIGHTS % n_per_row != 0);
+    const int team = small ? 1 : team_size(nthreads, n_tasks);
+    if (team == 1)
+        return k->quantize(src, dst, nrows, n_per_row, imatrix);
+
+    const size_t row_bytes = (size_t)(n_per_row / t->block_size) * t->block_bytes;
+    int64_t first_bad = INT64_MAX;   /* lowest failing task: the status does not depend on threads */
+    int status = GGUFQ_OK;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+#endif
+    for (int64_t i = 0; i < n_tasks; i++) {
+        const int64_t r0 = i * rows_per_task;
+        const int64_t rows = nrows - r0 < rows_per_task ? nrows - r0 : rows_per_task;
+        int rc = k->quantize(src + r0 * n_per_row, (uint8_t *)dst + (size_t)r0 * row_bytes, rows,
+                             n_per_row, imatrix);
+        if (rc < 0) {
+#ifdef _OPENMP
+#pragma omp critical(ggufq_quantize_mt_status)
+#endif
+            {
+                if (i < first_bad) {
+                    first_bad = i;
+                    status = rc;
+                }
+            }
+        }
+    }
+    return status;
+}
