@@ -8,6 +8,7 @@
 #   make test-neon  cross-build for aarch64 and run the suite under qemu-aarch64
 #   make test-x86-fallbacks  run the suite under qemu-x86_64 -cpu Haswell (AVX2) and Nehalem (scalar)
 #   make test-asan  build with AddressSanitizer + UBSan and run the suite
+#   make test-tsan  build with ThreadSanitizer (clang, libomp) and run the threaded tests
 #   make fuzz SECONDS=N  build the libFuzzer targets (clang) into build-fuzz/, run each for N seconds
 #   make install    cmake --install build (PREFIX=/usr/local)
 #   make clean      remove build/
@@ -21,7 +22,7 @@ BENCH_ARGS ?=
 SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert
 
-.PHONY: all build deps configure run test bench install clean peer test-neon test-x86-fallbacks test-asan fuzz
+.PHONY: all build deps configure run test bench install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz
 
 all: build
 
@@ -59,8 +60,12 @@ test-neon:
 	qemu-aarch64 build-neon/ggufq cpu
 	cd build-neon && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# Lower x86 paths on an AVX-512 machine: the same suite under emulated CPUs.
+# Lower x86 paths on an AVX-512 machine: the suite under emulated CPUs.
 # Haswell hides AVX-512 (dispatch must pick avx2), Nehalem hides AVX (scalar).
+# Under qemu's emulation the differential tests against ggml (which spend
+# minutes in ggml's own reference code) are left to the native per-ISA runs
+# (test@avx2, test@scalar); everything else runs here.
+FALLBACK_TESTS := test_golden|test_simd|test_types|test_reader|test_writer|test_sleef|test_parallel|test_threads|cli_
 test-x86-fallbacks: build peer
 	@sh scripts/install-deps --qemu
 	@for cpu in Haswell Nehalem; do \
@@ -70,8 +75,8 @@ test-x86-fallbacks: build peer
 	  cmake --build $$dir -j $(JOBS) >/dev/null || exit 1; \
 	  echo "== x86-64 test suite under qemu-x86_64 -cpu $$cpu =="; \
 	  qemu-x86_64 -cpu $$cpu $$dir/ggufq cpu 2>/dev/null || exit 1; \
-	  (cd $$dir && GGUFQ_PEER_DIR=$(CURDIR)/$(BUILD)/peer/package/bins/linux-x64 \
-	    ctest --output-on-failure -j $(JOBS) --timeout 900) || exit 1; \
+	  (cd $$dir && ctest --output-on-failure -j $(JOBS) --timeout 900 \
+	    -R '$(FALLBACK_TESTS)') || exit 1; \
 	done
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (leak detection on), every ISA.
@@ -83,6 +88,24 @@ test-asan: deps peer
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  GGUFQ_PEER_DIR=$(CURDIR)/$(BUILD)/peer/package/bins/linux-x64 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 1800
+
+# ThreadSanitizer on the multi-threaded tests (not part of `make test` or CI:
+# it is run by hand and reported). clang + LLVM's libomp with its TSan tool
+# libarcher, which tells TSan about OpenMP's barriers and task handoffs; gcc's
+# libgomp is not instrumented, so every parallel region would be a false race.
+# ignore_noninstrumented_modules: libomp itself is not instrumented either
+# (archer covers its synchronisation; its own internal accesses are not ours).
+TSAN_TESTS   := test_threads test_requant $(if $(wildcard tests/test_parallel.c),test_parallel)
+TSAN_ARCHER  ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
+test-tsan: peer
+	CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DGGUFQ_BUILD_BENCH=OFF -DGGUFQ_SANITIZE=thread
+	cmake --build build-tsan -j $(JOBS) --target ggufq $(TSAN_TESTS)
+	cd build-tsan && OMP_TOOL_LIBRARIES=$(TSAN_ARCHER) \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1 \
+	  GGUFQ_PEER_DIR=$(CURDIR)/$(BUILD)/peer/package/bins/linux-x64 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 1800 \
+	  -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS)))|cli_requant|cli_failures)$$'
 
 # libFuzzer targets (tests/fuzz): each runs SECONDS seconds on a copy of its corpus
 # (new inputs stay in build-fuzz/corpus/<target>, crashes go to build-fuzz/artifacts/<target>/).
@@ -98,7 +121,7 @@ fuzz:
 	  echo "== $$t: $(SECONDS) s =="; \
 	  build-fuzz/tests/fuzz/$$t -max_total_time=$(SECONDS) -timeout=30 -print_final_stats=1 $$extra \
 	    -artifact_prefix=build-fuzz/artifacts/$$t/ build-fuzz/corpus/$$t > build-fuzz/$$t.log 2>&1 || fail=1; \
-	  grep -E '^#[0-9]+ +(INITED|DONE)|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written' \
+	  grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written' \
 	    build-fuzz/$$t.log; \
 	done; \
 	if [ $$fail -ne 0 ]; then echo "fuzz: crash found (logs: build-fuzz/fuzz_*.log)"; exit 1; fi
@@ -113,4 +136,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-neon build-asan build-qemu-Haswell build-qemu-Nehalem build-fuzz
+	rm -rf $(BUILD) build-neon build-asan build-tsan build-qemu-Haswell build-qemu-Nehalem build-fuzz

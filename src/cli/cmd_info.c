@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "sigbus.h"
 
 /* Abbreviation limits of the human-readable listing. */
 #define TOP_STRING_CHARS   60   /* characters of a string value shown */
@@ -420,6 +421,7 @@ int cmd_info(int argc, char **argv)
         cli_report(rc, &err, path);
         return CLI_EXIT_FAIL;
     }
+    cli_test_pause(path, ggufq_file_size(f));
     if (json) {
         rc = print_json(f);
     } else {
@@ -428,9 +430,14 @@ int cmd_info(int argc, char **argv)
         if (rc == GGUFQ_OK)
             rc = print_tensors(f);
     }
+    if (rc == GGUFQ_OK && cli_input_fault())   /* values past the new end printed as zeros */
+        rc = GGUFQ_E_IO;
     if (rc < 0) {
         out_finish(CLI_EXIT_OK);   /* what was printed goes before the message */
-        cli_error("%s: %s", path, ggufq_strerror(rc));
+        if (cli_input_fault())
+            cli_report_input_changed(path, NULL);
+        else
+            cli_error("%s: %s", path, ggufq_strerror(rc));
     }
     ggufq_close(f);
     return rc < 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #endif
 
 #include "cli.h"
+#include "sigbus.h"
 
 #define MAX_LIST 256
 
@@ -33,6 +35,9 @@ typedef struct progress_state {
     double  last_print;
     int64_t last_tensor;
     bool    drew_bar;
+    bool    paused;     /* the test pause hook ran */
+    const char *in;     /* the input and its size, for the pause hook */
+    uint64_t in_size;
 } progress_state;
 
 /* Options taking a value. */
@@ -257,7 +262,11 @@ static void json_line(const ggufq_progress *p)
 static int on_progress(const ggufq_progress *p, void *user)
 {
     progress_state *ps = user;
-    if (cli_signal_caught)
+    if (!ps->paused) {   /* the output's temporary file exists now */
+        ps->paused = true;
+        cli_test_pause(ps->in, ps->in_size);
+    }
+    if (cli_signal_caught || cli_input_fault())
         return 1;
     bool new_tensor = p->tensor_index != ps->last_tensor;
     double t = now_seconds();
@@ -309,9 +318,18 @@ int cmd_requant(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     ggufq_error err;
     ggufq_plan *plan = NULL;
+    struct stat in_st;
+    uint64_t in_size = stat(a.in, &in_st) == 0 ? (uint64_t)in_st.st_size : 0;
     int st = ggufq_requant_plan(a.in, &a.o, &plan, &err);
+    if (st == GGUFQ_OK && cli_input_fault()) {   /* the plan read zeros for lost pages */
+        ggufq_plan_free(plan);
+        st = GGUFQ_E_IO;
+    }
     if (st < 0) {
-        cli_report(st, &err, a.in);
+        if (cli_input_changed(a.in, in_size))
+            cli_report_input_changed(a.in, NULL);
+        else
+            cli_report(st, &err, a.in);
         return CLI_EXIT_FAIL;
     }
     if (a.o.dry_run) {
@@ -319,7 +337,7 @@ int cmd_requant(int argc, char **argv)
         ggufq_plan_free(plan);
         return CLI_EXIT_OK;
     }
-    progress_state ps = { a.progress, 0.0, -1, false };
+    progress_state ps = { a.progress, 0.0, -1, false, false, a.in, in_size };
     if (ps.mode == PROGRESS_AUTO)
         ps.mode = !a.quiet && isatty(STDERR_FILENO) ? PROGRESS_BAR : PROGRESS_NONE;
     if (a.quiet && a.progress != PROGRESS_JSON)
@@ -337,8 +355,18 @@ int cmd_requant(int argc, char **argv)
     double secs = now_seconds() - t0;
     if (ps.drew_bar)
         fputc('\n', stderr);
+    if (st == GGUFQ_OK && cli_input_fault()) {
+        /* Only possible without a progress callback after the fault (no tensors): the
+         * output holds zeros for lost metadata and must go. With --keep-split the
+         * shard names are the library's: they are left (documented in sigbus.c). */
+        if (!a.o.keep_split)
+            unlink(a.out);
+        st = GGUFQ_E_IO;
+    }
     if (st < 0) {
-        if (st == GGUFQ_E_INTERRUPTED)
+        if (cli_input_changed(a.in, in_size))
+            cli_report_input_changed(a.in, a.out);
+        else if (st == GGUFQ_E_INTERRUPTED)
             cli_error("interrupted; %s not written", a.out);
         else
             cli_report(st, &err, a.in);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sigbus.h"
 
 typedef struct command {
     const char *name;
@@ -254,6 +255,7 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     out_init();
+    cli_sigbus_install();   /* an input truncated while mapped: an error, not a crash */
     int status = dispatch(argc, argv);
     return out_finish(status);
 }

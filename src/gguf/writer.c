@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -53,6 +54,56 @@ void gq_writer_inject_short_writes(size_t max_chunk, bool eintr)
     inject_eintr = eintr;
 }
 
+/*
+ * TEST HOOK, not a feature: GGUFQ_FAULT_WRITE_AT=<byte>[:<errno>] in the
+ * environment makes every writer of the process fail at that output byte as
+ * gq_writer_inject_failure() does; GGUFQ_FAULT_WRITE_AT=fsync[:<errno>] makes
+ * the fsync fail instead. <errno> is ENOSPC (the default), EIO, EDQUOT, EFBIG,
+ * EROFS or a number. It lets the CLI tests (tests/cli/failures.sh) fail a real
+ * `ggufq` run at any point without a full disk. Read once, at the first
+ * ggufq_writer_create(); a malformed value is ignored.
+ */
+static pthread_once_t env_fault_once = PTHREAD_ONCE_INIT;
+
+static void read_env_fault(void)
+{
+    const char *v = getenv("GGUFQ_FAULT_WRITE_AT");
+    if (v == NULL || *v == '\0')
+        return;
+    static const struct { const char *name; int value; } names[] = {
+        { "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EDQUOT", EDQUOT }, { "EFBIG", EFBIG }, { "EROFS", EROFS },
+    };
+    bool fsync_fault = strncmp(v, "fsync", 5) == 0;
+    char *end = (char *)v + 5;
+    unsigned long long at = 0;
+    if (!fsync_fault) {
+        errno = 0;
+        at = strtoull(v, &end, 10);
+        if (end == v || errno != 0)
+            return;
+    }
+    int e = ENOSPC;
+    if (*end == ':') {
+        const char *name = end + 1;
+        e = 0;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcmp(name, names[i].name) == 0)
+                e = names[i].value;
+        if (e == 0) {
+            long n = strtol(name, &end, 10);
+            if (*end != '\0' || n <= 0 || n > 4095)
+                return;
+            e = (int)n;
+        }
+    } else if (*end != '\0') {
+        return;
+    }
+    if (fsync_fault)
+        gq_writer_inject_fsync_failure(e);
+    else
+        gq_writer_inject_failure((uint64_t)at, e);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------- */
@@ -83,12 +134,35 @@ static int status_of_errno(int e)
     return (e == ENOSPC || e == EDQUOT) ? GGUFQ_E_NO_SPACE : GGUFQ_E_IO;
 }
 
+/* " at offset N (tensor 'x')": the output byte a write failed at and what it belongs to. */
+static void describe_position(const ggufq_writer *w, char *buf, size_t n)
+{
+    uint64_t pos = w->file_pos;
+    int len = snprintf(buf, n, " at offset %llu", (unsigned long long)pos);
+    if (len < 0 || (size_t)len >= n)
+        return;
+    if (w->state == GQ_W_META || pos < w->data_start) {
+        snprintf(buf + len, n - (size_t)len, " (header)");
+        return;
+    }
+    for (size_t i = 0; i < w->n_tensors; i++) {   /* offsets ascend; padding counts as its tensor's */
+        const gq_wtensor *t = &w->tensors[i];
+        uint64_t end = i + 1 < w->n_tensors ? w->data_start + w->tensors[i + 1].offset : UINT64_MAX;
+        if (t->size > 0 && pos < end) {
+            snprintf(buf + len, n - (size_t)len, " (tensor '%s')", t->name.s);
+            return;
+        }
+    }
+}
+
 /* An I/O error on the temporary file: the writer cannot continue. */
 static int io_fail(ggufq_writer *w, int e, const char *what)
 {
-    char eb[128];
-    int st = gq_writer_fail(w, status_of_errno(e), "%s temporary file %s failed: %s",
-                            what, w->tmp_path, errno_text(e, eb, sizeof eb));
+    char eb[128], at[128] = "";
+    if (strcmp(what, "writing") == 0)
+        describe_position(w, at, sizeof at);
+    int st = gq_writer_fail(w, status_of_errno(e), "%s temporary file %s failed%s: %s",
+                            what, w->tmp_path, at, errno_text(e, eb, sizeof eb));
     w->state = GQ_W_FAILED;
     w->failed_status = st;
     return st;
@@ -416,6 +490,7 @@ int ggufq_writer_create(const char *path, const ggufq_writer_options *opts,
     if (path == NULL || out == NULL || *path == '\0')
         return gq_fail(err, GGUFQ_E_INVALID_ARG, NULL, GGUFQ_NO_OFFSET,
                        "ggufq_writer_create: %s is NULL or empty", out == NULL ? "out" : "path");
+    pthread_once(&env_fault_once, read_env_fault);
     ggufq_writer *w = calloc(1, sizeof *w);
     if (w == NULL)
         return gq_fail(err, GGUFQ_E_NOMEM, path, GGUFQ_NO_OFFSET, "out of memory");
@@ -608,9 +683,11 @@ static int freeze(ggufq_writer *w)
     if (st != GGUFQ_OK)
         return st;
     w->state = GQ_W_DATA;
+    w->data_start = UINT64_MAX;
     st = put_header(w);
     if (st != GGUFQ_OK)
         return st;  /* put_header failed on I/O: state is GQ_W_FAILED */
+    w->data_start = out_pos(w);
     w->cur = 0;
     w->cur_written = 0;
     skip_empty_tensors(w);

@@ -107,6 +107,7 @@ struct ggufq_writer {
     enum gq_writer_state state;
     int       failed_status;  /* status of the I/O error that made state GQ_W_FAILED */
     uint64_t  alignment;      /* effective alignment, once frozen */
+    uint64_t  data_start;     /* file offset of the data section; UINT64_MAX until the header is out */
     size_t    cur;            /* tensor receiving data */
     uint64_t  cur_written;    /* bytes of tensors[cur] written */
     uint64_t  data_total;     /* sum of tensor sizes (no padding) */
