@@ -34,7 +34,8 @@ typedef struct progress_state {
     int     mode;
     double  last_print;
     int64_t last_tensor;
-    bool    drew_bar;
+    bool    drew_bar;   /* a bar line is open on the terminal (ended by a newline at the end) */
+    bool    tty;        /* stderr is a terminal: redraw in place; else one plain line per tensor */
     bool    paused;     /* the test pause hook ran */
     const char *in;     /* the input and its size, for the pause hook */
     uint64_t in_size;
@@ -235,28 +236,61 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* A tensor name fit for a terminal: control bytes (ESC, CR, ...) become '?'. */
+static void printable_name(char *buf, size_t cap, const char *name)
+{
+    size_t i = 0;
+    for (; name && name[i] != '\0' && i + 1 < cap; i++) {
+        unsigned char c = (unsigned char)name[i];
+        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    buf[i] = '\0';
+}
+
+/*
+ * On a terminal the bar is redrawn in place (\r, then erase to the end of the
+ * line); elsewhere (--progress=bar into a file or pipe) each update is a
+ * plain line, and no control sequence is ever written.
+ */
 static void draw_bar(const ggufq_progress *p, progress_state *ps, bool final)
 {
     double frac = p->bytes_total ? (double)p->bytes_done / (double)p->bytes_total : 1.0;
     double mbs = p->elapsed_seconds > 0 ? (double)p->bytes_done / 1e6 / p->elapsed_seconds : 0.0;
     double eta = frac > 0 && !final ? p->elapsed_seconds * (1.0 - frac) / frac : 0.0;
-    char bar[31];
+    char bar[31], name[64];
     int fill = (int)(frac * 30.0);
     for (int i = 0; i < 30; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[30] = '\0';
-    fprintf(stderr, "\r[%s] %5.1f%% %4" PRId64 "/%-4" PRId64 " %-32.32s %8.1f MB/s  ETA %d:%02d \033[K",
-            bar, frac * 100.0, p->tensor_index + 1, p->tensor_count, p->tensor_name ? p->tensor_name : "",
-            mbs, (int)(eta / 60), (int)eta % 60);
-    ps->drew_bar = true;
+    printable_name(name, sizeof name, p->tensor_name);
+    fprintf(stderr, "%s[%s] %5.1f%% %4" PRId64 "/%-4" PRId64 " %-32.32s %8.1f MB/s  ETA %d:%02d%s",
+            ps->tty ? "\r" : "", bar, frac * 100.0, p->tensor_index + 1, p->tensor_count, name,
+            mbs, (int)(eta / 60), (int)eta % 60, ps->tty ? " \033[K" : "\n");
+    ps->drew_bar = ps->tty;
+}
+
+/* s as the contents of a JSON string: quotes, backslashes and control bytes escaped. */
+static void json_string(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
 }
 
 static void json_line(const ggufq_progress *p)
 {
-    fprintf(stderr, "{\"tensor\":\"%s\",\"index\":%" PRId64 ",\"count\":%" PRId64 ",\"bytes_done\":%" PRIu64
+    fputs("{\"tensor\":\"", stderr);
+    json_string(stderr, p->tensor_name);
+    fprintf(stderr, "\",\"index\":%" PRId64 ",\"count\":%" PRId64 ",\"bytes_done\":%" PRIu64
             ",\"bytes_total\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"elapsed\":%.3f}\n",
-            p->tensor_name ? p->tensor_name : "", p->tensor_index, p->tensor_count, p->bytes_done,
-            p->bytes_total, p->bytes_written, p->elapsed_seconds);
+            p->tensor_index, p->tensor_count, p->bytes_done, p->bytes_total, p->bytes_written,
+            p->elapsed_seconds);
 }
 
 static int on_progress(const ggufq_progress *p, void *user)
@@ -276,7 +310,8 @@ static int on_progress(const ggufq_progress *p, void *user)
             json_line(p);
             ps->last_print = t;
         }
-    } else if (ps->mode == PROGRESS_BAR && (new_tensor || last || t - ps->last_print >= 0.1)) {
+    } else if (ps->mode == PROGRESS_BAR &&
+               (new_tensor || last || t - ps->last_print >= (ps->tty ? 0.1 : 5.0))) {
         draw_bar(p, ps, last);
         ps->last_print = t;
     }
@@ -337,9 +372,10 @@ int cmd_requant(int argc, char **argv)
         ggufq_plan_free(plan);
         return CLI_EXIT_OK;
     }
-    progress_state ps = { a.progress, 0.0, -1, false, false, a.in, in_size };
+    bool tty = isatty(STDERR_FILENO) != 0;
+    progress_state ps = { a.progress, 0.0, -1, false, tty, false, a.in, in_size };
     if (ps.mode == PROGRESS_AUTO)
-        ps.mode = !a.quiet && isatty(STDERR_FILENO) ? PROGRESS_BAR : PROGRESS_NONE;
+        ps.mode = !a.quiet && tty ? PROGRESS_BAR : PROGRESS_NONE;
     if (a.quiet && a.progress != PROGRESS_JSON)
         ps.mode = PROGRESS_NONE;
     int threads = a.o.nthreads;

@@ -15,6 +15,7 @@
  * only entries whose name contains one of them.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,23 @@ static void *read_whole(const char *path, size_t *size)
     return buf ? buf : malloc(1);
 }
 
+/* A format error at byte `at` of a legacy file: "<path>: offset <at>: <what>". */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static int legacy_fail(ggufq_error *err, const char *path, size_t at, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int rc = gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: offset %zu: %s", path, at, what);
+    if (err)
+        err->offset = at;
+    return rc;
+}
+
 static int load_legacy(const char *path, gq_imatrix *im, ggufq_error *err)
 {
     size_t size = 0;
@@ -94,20 +112,23 @@ static int load_legacy(const char *path, gq_imatrix *im, ggufq_error *err)
     int32_t n_entries;
     int rc = GGUFQ_OK;
     if (!rd_i32(&r, &n_entries) || n_entries < 1) {
-        rc = gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: no data in the imatrix file", path);
+        rc = legacy_fail(err, path, 0, "no data in the imatrix file (no entry count, or not positive)");
         goto out;
     }
     for (int32_t i = 0; i < n_entries; i++) {
         int32_t len, ncall, nval;
+        size_t at = r.pos;
         if (!rd_i32(&r, &len) || len < 0 || (size_t)len > r.len - r.pos) {
-            rc = gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: entry %d: bad name", path, (int)i);
+            rc = legacy_fail(err, path, at, "entry %d: bad name length", (int)i);
             goto out;
         }
         const char *name = (const char *)r.p + r.pos;
         r.pos += (size_t)len;
+        at = r.pos;
         if (!rd_i32(&r, &ncall) || !rd_i32(&r, &nval) || nval < 1 ||
             (size_t)nval > (r.len - r.pos) / 4) {
-            rc = gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: entry %d: bad value count", path, (int)i);
+            rc = legacy_fail(err, path, at, "entry %d (%.*s): bad value count", (int)i,
+                             (int)strnlen(name, (size_t)len), name);
             goto out;
         }
         float *v = malloc((size_t)nval * sizeof *v);

@@ -273,6 +273,26 @@ static void mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im)
     }
 }
 
+/* Put "<file>: " before a message about one of the file's tensors. */
+static void name_file_in_message(ggufq_error *err, const char *file)
+{
+    if (!err || !file)
+        return;
+    size_t n = strlen(file);
+    if (strncmp(err->message, file, n) == 0 && err->message[n] == ':')
+        return;
+    char msg[sizeof err->message];
+    memcpy(msg, err->message, sizeof msg);
+    int k = snprintf(err->message, sizeof err->message, "%s: ", file);
+    if (k < 0 || (size_t)k >= sizeof err->message) {   /* a path that long: keep the message */
+        memcpy(err->message, msg, sizeof msg);
+        return;
+    }
+    size_t room = sizeof err->message - (size_t)k - 1, len = strnlen(msg, sizeof msg);
+    memcpy(err->message + k, msg, len < room ? len : room);
+    err->message[(size_t)k + (len < room ? len : room)] = '\0';
+}
+
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err)
 {
@@ -307,6 +327,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
         rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
         if (rc == GGUFQ_OK)
             rc = size_outputs(p, err);
+        if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SHAPE)   /* about a tensor of the input */
+            name_file_in_message(err, ggufq_file_name(s->files[0]));
     }
     free(in);
     if (rc < 0) {

@@ -8,7 +8,8 @@
  *
  * Input checks follow llama.cpp's loader (check_tensors): any NaN/Inf in a
  * float tensor, or in a quantized tensor's scales, is an error, reported
- * with the tensor and row; the quantized output is checked the same way
+ * with the input file (the shard, for split models), the absolute byte
+ * offset, the tensor and row; the quantized output is checked the same way
  * (ggml_validate_row_data).
  */
 #include <math.h>
@@ -149,7 +150,8 @@ static int open_outputs(run_state *st, ggufq_error *err)
 
 typedef struct tensor_job {
     const ggufq_plan_entry *e;
-    const char   *file;
+    const char   *file;       /* the input file holding the tensor (its shard) */
+    uint64_t      file_offset;/* where the tensor's bytes start in that file */
     const uint8_t *src;       /* input bytes */
     int64_t       ne0, ne1, ne2, nrows;
     size_t        in_row, out_row;
@@ -229,23 +231,58 @@ static void check_rows(const tensor_job *j, int64_t r0, int64_t r1, chunk_fault 
     }
 }
 
-static int report_fault(const tensor_job *j, const chunk_fault *f, ggufq_error *err)
+/* The name the user gave for the imatrix (messages only). */
+static const char *imatrix_name(const gq_run *r)
+{
+    return r->opts && r->opts->imatrix_path ? r->opts->imatrix_path : "the imatrix";
+}
+
+/*
+ * The input byte a fault points at: the start of the faulty input block, or
+ * for a faulty output block the input block holding its first weight (input
+ * and output blocks need not line up: 256 input weights can feed 8 outputs).
+ */
+static uint64_t fault_offset(const tensor_job *j, const chunk_fault *f)
+{
+    uint64_t off = j->file_offset + (uint64_t)f->row * (uint64_t)j->in_row;
+    const ggufq_type in_t = j->e->in_type, out_t = j->e->out_type;
+    if (f->status != GGUFQ_E_NONFINITE)
+        return off;   /* a kernel refused the row: its start */
+    int64_t in_block = f->where;
+    if (f->output)
+        in_block = f->where * ggufq_type_block_size(out_t) / ggufq_type_block_size(in_t);
+    return off + (uint64_t)in_block * (uint64_t)ggufq_type_block_bytes(in_t);
+}
+
+static int report_fault(const gq_run *r, const tensor_job *j, const chunk_fault *f, ggufq_error *err)
 {
     const char *in_n = ggufq_type_name(j->e->in_type), *out_n = ggufq_type_name(j->e->out_type);
+    if (f->status == GGUFQ_E_NEEDS_IMATRIX) {   /* about the whole tensor: no offset */
+        if (!r->opts || !r->opts->imatrix_path)
+            return gq_rq_fail(err, f->status, "%s: tensor '%s': %s can only be made with an importance "
+                              "matrix (--imatrix)", j->file, j->e->name, out_n);
+        return gq_rq_fail(err, f->status, "%s: tensor '%s': %s can only be made with an importance matrix "
+                          "that has an entry for this tensor, and %s has none", j->file, j->e->name, out_n,
+                          imatrix_name(r));
+    }
+    unsigned long long off = fault_offset(j, f);
+    int rc;
     if (f->status == GGUFQ_E_NONFINITE && !f->output)
-        return gq_rq_fail(err, f->status, "%s: tensor '%s' row %lld: NaN or Inf in the input (%s %s %lld)",
-                          j->file, j->e->name, (long long)f->row, in_n,
-                          ggufq_type_is_quantized(j->e->in_type) ? "scale of block" : "weight",
-                          (long long)f->where);
-    if (f->status == GGUFQ_E_NONFINITE)
-        return gq_rq_fail(err, f->status,
-                          "%s: tensor '%s' row %lld: quantized to %s, block %lld has a NaN or Inf scale",
-                          j->file, j->e->name, (long long)f->row, out_n, (long long)f->where);
-    if (f->status == GGUFQ_E_NEEDS_IMATRIX)
-        return gq_rq_fail(err, f->status, "tensor '%s': %s can only be made with an importance matrix "
-                          "(--imatrix) that has an entry for this tensor", j->e->name, out_n);
-    return gq_rq_fail(err, f->status, "%s: tensor '%s' row %lld: %s to %s: %s", j->file, j->e->name,
-                      (long long)f->row, in_n, out_n, ggufq_strerror(f->status));
+        rc = gq_rq_fail(err, f->status,
+                        "%s: offset %llu: tensor '%s' row %lld: NaN or Inf in the input (%s %s %lld)",
+                        j->file, off, j->e->name, (long long)f->row, in_n,
+                        ggufq_type_is_quantized(j->e->in_type) ? "scale of block" : "weight",
+                        (long long)f->where);
+    else if (f->status == GGUFQ_E_NONFINITE)
+        rc = gq_rq_fail(err, f->status,
+                        "%s: offset %llu: tensor '%s' row %lld: quantized to %s, block %lld has a NaN or Inf scale",
+                        j->file, off, j->e->name, (long long)f->row, out_n, (long long)f->where);
+    else
+        rc = gq_rq_fail(err, f->status, "%s: offset %llu: tensor '%s' row %lld: %s to %s: %s", j->file, off,
+                        j->e->name, (long long)f->row, in_n, out_n, ggufq_strerror(f->status));
+    if (err)
+        err->offset = off;
+    return rc;
 }
 
 static int process_chunk(run_state *st, const tensor_job *j, int64_t c0, int64_t c1, bool copy,
@@ -323,13 +360,14 @@ static int pick_imatrix(const gq_run *r, const tensor_job *j, const float **out,
         if (m->n == j->ne0 * j->ne2)
             *out = m->values;
         else if (!is_token_embd(j->e->name))
-            return gq_rq_fail(err, GGUFQ_E_FORMAT, "imatrix size %lld is different from tensor size %lld for %s",
+            return gq_rq_fail(err, GGUFQ_E_FORMAT,
+                              "%s: imatrix size %lld is different from tensor size %lld for %s", imatrix_name(r),
                               (long long)m->n, (long long)(j->ne0 * j->ne2), j->e->name);
     }
     if (!*out && r->imatrix && requires_imatrix(j->e->name, j->e->out_type, r->plan->file_type))
         return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
-                          "missing importance matrix for tensor %s in a very low-bit quantization (%s)",
-                          j->e->name, ggufq_type_name(j->e->out_type));
+                          "%s: missing importance matrix for tensor %s in a very low-bit quantization (%s)",
+                          imatrix_name(r), j->e->name, ggufq_type_name(j->e->out_type));
     return GGUFQ_OK;
 }
 
@@ -351,8 +389,8 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
     ggufq_tensor_info t;
     ggufq_tensor_at(f, r->plan->index[i], &t);
     ggufq_writer *w = st->w[r->n_out > 1 ? r->plan->shard[i] : 0];
-    tensor_job j = { e, ggufq_file_name(f), t.data, t.dims[0], t.n_dims >= 2 ? t.dims[1] : 1,
-                     t.n_dims >= 3 ? t.dims[2] : 1, 0, 0, 0, NULL };
+    tensor_job j = { e, ggufq_file_name(f), ggufq_file_data_offset(f) + t.offset, t.data, t.dims[0],
+                     t.n_dims >= 2 ? t.dims[1] : 1, t.n_dims >= 3 ? t.dims[2] : 1, 0, 0, 0, NULL };
     j.nrows = j.ne0 ? t.n_elements / j.ne0 : 0;
     j.in_row = ggufq_row_size(e->in_type, j.ne0);
     j.out_row = ggufq_row_size(e->out_type, j.ne0);
@@ -372,7 +410,7 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
         int64_t c1 = c0 + rows_per_chunk < j.nrows ? c0 + rows_per_chunk : j.nrows;
         chunk_fault fault = { INT64_MAX, GGUFQ_OK, 0, false };
         if (process_chunk(st, &j, c0, c1, copy, &fault) < 0)
-            return report_fault(&j, &fault, err);
+            return report_fault(r, &j, &fault, err);
         const void *bytes = copy ? (const void *)(j.src + (size_t)c0 * j.in_row) : (const void *)st->enc;
         size_t n = (size_t)(c1 - c0) * (copy ? j.in_row : j.out_row);
         if ((rc = ggufq_writer_write(w, bytes, n)) < 0)

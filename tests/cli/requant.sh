@@ -25,6 +25,8 @@ expect() {
 out_has() { grep -q -F -e "$1" "$TMP/out" || fail "$2: stdout lacks '$1'"; }
 err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
 nfiles() { ls -A "$1" | wc -l | tr -d ' '; }
+# has_ctl FILE: true if FILE holds a carriage return or an escape (terminal control)
+has_ctl() { [ "$(tr -d '\r\033' <"$1" | wc -c)" -ne "$(wc -c <"$1")" ]; }
 
 # ---- a run: summary on stdout, the file, its metadata -----------------------
 run requant "$FIXTURE" q4_K "$TMP/q4.gguf" --threads 2
@@ -62,6 +64,82 @@ expect 0 "--progress=json" && {
     err_has '"tensor":"output.weight"' "json progress names tensors"
     err_has '"bytes_total":' "json progress totals"
 }
+
+# ---- progress: --progress=json is one JSON object a line ---------------------------
+run requant "$FIXTURE" q4_K "$TMP/j2.gguf" --threads 1 --progress json
+expect 0 "--progress json (no terminal)" && {
+    has_ctl "$TMP/err" && fail "--progress json wrote control characters"
+    if command -v python3 >/dev/null 2>&1; then
+        python3 - "$TMP/err" <<'PY' && echo "ok: every --progress json line is a JSON object" || fail "--progress json lines"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+assert lines[-1] == "", "the last line is not terminated"
+objs = [json.loads(l) for l in lines[:-1]]
+assert objs, "no progress lines"
+keys = {"tensor", "index", "count", "bytes_done", "bytes_total", "bytes_written", "elapsed"}
+for o in objs:
+    assert isinstance(o, dict) and set(o) == keys, o
+    assert 0 <= o["index"] < o["count"] == 12 and 0 <= o["bytes_done"] <= o["bytes_total"], o
+assert [o["index"] for o in objs] == sorted(o["index"] for o in objs), "indexes go backwards"
+assert objs[-1]["bytes_done"] == objs[-1]["bytes_total"] and objs[-1]["index"] == 11, objs[-1]
+assert "output.weight" in {o["tensor"] for o in objs}
+PY
+    else
+        echo "skip: python3 not found, --progress json lines not parsed"
+    fi
+}
+
+# ---- progress when stderr is not a terminal: never a control sequence ------------
+run requant "$FIXTURE" q4_K "$TMP/nb.gguf" --threads 1 --progress bar
+expect 0 "--progress bar (no terminal)" && {
+    has_ctl "$TMP/err" && fail "--progress bar into a file wrote CR or ESC: $(od -c "$TMP/err" | head -3)"
+    err_has "MB/s" "--progress bar into a file: plain lines"
+    err_has "100.0%" "--progress bar into a file: the last line"
+    [ "$(tail -c 1 "$TMP/err" | od -An -c | tr -d ' ')" = '\n' ] || fail "--progress bar: unterminated line"
+}
+
+# ---- progress on a terminal (util-linux's script gives the run a pseudo-terminal) --
+# tty_run CMD: run the shell command CMD with stdin, stdout and stderr on a
+# pseudo-terminal; $TMP/tty receives everything it printed, rc its exit status.
+tty_run() { script -qfec "$1" /dev/null </dev/null >"$TMP/tty" 2>&1; rc=$?; }
+tty_has() { grep -q -F -e "$1" "$TMP/tty" || fail "$2: the terminal did not show '$1' (got: $(od -c "$TMP/tty" | head -8))"; }
+if ! command -v script >/dev/null 2>&1; then
+    echo "skip: 'script' (util-linux) not found: progress on a terminal not tested"
+elif ! script -qfec true /dev/null </dev/null >/dev/null 2>&1; then
+    echo "skip: 'script' cannot open a pseudo-terminal here: progress on a terminal not tested"
+else
+    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/tty.gguf' --threads 2"
+    expect 0 "requant on a terminal" && {
+        tty_has "[##############################] 100.0%" "bar at 100%"
+        tty_has "12/12" "bar tensor count"
+        tty_has "output.weight" "bar tensor name"
+        tty_has "blk.0.ffn_up.weight" "bar tensor name"
+        tty_has " MB/s" "bar speed"
+        tty_has "ETA 0:00" "bar ETA"
+        grep -q "$(printf '\r')\[#*\.*\] " "$TMP/tty" || fail "bar not redrawn in place (no CR before it)"
+        grep -q "$(printf '\033')\[K" "$TMP/tty" || fail "bar does not erase the rest of its line"
+        tty_has "wrote $TMP/tty.gguf (q4_K, file type 15)" "summary on a terminal"
+        tty_has "2 threads" "summary on a terminal"
+        # the summary starts on a line of its own, after the bar
+        tr -d '\r' <"$TMP/tty" | grep -q "^wrote $TMP/tty.gguf" || fail "summary not on its own line"
+        cmp -s "$TMP/tty.gguf" "$TMP/q4.gguf" || fail "a terminal changed the output bytes"
+    }
+    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/ttyq.gguf' --threads 2 --quiet"
+    expect 0 "requant --quiet on a terminal" &&
+        { [ -s "$TMP/tty" ] && fail "--quiet on a terminal printed: $(od -c "$TMP/tty" | head -4)"; }
+    tty_run "'$GGUFQ' requant '$FIXTURE' q9_K '$TMP/ttyq.gguf' --quiet"
+    expect 1 "requant --quiet on a terminal, failing" && {
+        tty_has "q9_K" "--quiet still prints the error"
+        [ "$(tr -d '\r' <"$TMP/tty" | grep -c .)" -eq 1 ] || fail "--quiet printed more than the error: $(cat "$TMP/tty")"
+        grep -q "$(printf '\033')" "$TMP/tty" && fail "--quiet error with control sequences"
+    }
+    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/ttyj.gguf' --threads 2 --progress=json --quiet 2>'$TMP/ttyj.err'"
+    expect 0 "--progress=json on a terminal" && {
+        [ -s "$TMP/tty" ] && fail "--progress=json --quiet on a terminal printed to stdout: $(cat "$TMP/tty")"
+        has_ctl "$TMP/ttyj.err" && fail "--progress=json on a terminal wrote control characters"
+        grep -q '^{"tensor":"output.weight",' "$TMP/ttyj.err" || fail "--progress=json on a terminal: no JSON"
+    }
+fi
 
 # ---- options -------------------------------------------------------------------
 run requant "$FIXTURE" q4_K "$TMP/o.gguf" --override-kv general.name=str:renamed --tensor-type 'ffn_down=q8_0' -q
