@@ -26,6 +26,7 @@
 
 #include "common.h"
 #include "iqgrid.h"
+#include "iqsearch.h"
 #include "quants.h"
 #include "tables.h"
 
@@ -136,13 +137,18 @@ static int compare_value(const void *left, const void *right)
     return l < r ? -1 : l > r ? 1 : 0;
 }
 
-static void sort_by_value(int n, const float *xb, value_pos *pairs)
+/* The positions of xb[0..n) (n <= 32) in ascending order of value, as
+ * ggml's qsort leaves them (the iq1_sort of iqsearch.h). */
+void gq_iq1_sort_scalar(int n, const float *xb, int32_t *order)
 {
+    value_pos pairs[32];
     for (int j = 0; j < n; ++j) {
         pairs[j].x   = xb[j];
         pairs[j].pos = j;
     }
     qsort(pairs, (size_t)n, sizeof *pairs, compare_value);
+    for (int j = 0; j < n; ++j)
+        order[j] = pairs[j].pos;
 }
 
 /*
@@ -151,9 +157,10 @@ static void sort_by_value(int n, const float *xb, value_pos *pairs)
  * coordinates through xx. Its coordinates go to L. Returns the grid index, or
  * -1 if every distance is Inf/NaN (ggml then scans the whole grid, reading
  * past the group, and aborts in practice: we report the failure instead).
+ * (The nearest8 search of iqsearch.h.)
  */
-static int nearest_neighbour(const gq_iqgrid *g, int32_t map_entry, const float *xval,
-                             const float *weight, float scale, const float *xx, int8_t *L)
+int gq_iq_nearest8_scalar(const gq_iqgrid *g, int32_t map_entry, const float *xval,
+                          const float *weight, float scale, const float xx[3], int8_t *L)
 {
     const uint16_t *nb = gq_iqgrid_neighbours(g, map_entry);
     float best_score = FLT_MAX;
@@ -179,14 +186,15 @@ static int nearest_neighbour(const gq_iqgrid *g, int32_t map_entry, const float 
 
 /* Grid index of the 8 coordinates L (moved to the best neighbour if off the
  * grid); *moved is set when that happened. -1 if no grid point was found. */
-static int grid_index_for(const gq_iqgrid *g, const float *xb, const float *weight, float scale,
-                          const float *xx, int8_t *L, bool *moved)
+static int grid_index_for(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xb,
+                          const float *weight, float scale, const float *xx, int8_t *L,
+                          bool *moved)
 {
     const int32_t m = g->map[gq_iqgrid_key(L)];
     if (m >= 0)
         return m;
     *moved = true;
-    return nearest_neighbour(g, m, xb, weight, scale, xx, L);
+    return ops->nearest8(g, m, xb, weight, scale, xx, L);
 }
 
 /* sum w*q*x and sum w*q*q over 8 weights of grid point `index`, decoded through xx. */
@@ -219,10 +227,10 @@ static float abs_max(int n, const float *xb)
 }
 
 /* Coordinates from the two thresholds: sorted positions [0,i1) -> 0, [i1,i2) -> 1, rest -> 2. */
-static void assign_coords(int n, const value_pos *sorted, int i1, int i2, int8_t *L)
+static void assign_coords(int n, const int32_t *sorted, int i1, int i2, int8_t *L)
 {
     for (int j = 0; j < n; ++j)
-        L[sorted[j].pos] = (int8_t)(j < i1 ? 0 : j < i2 ? 1 : 2);
+        L[sorted[j]] = (int8_t)(j < i1 ? 0 : j < i2 ? 1 : 2);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -231,20 +239,14 @@ static void assign_coords(int n, const value_pos *sorted, int i1, int i2, int8_t
 
 /*
  * Exhaustive search of the thresholds (i1, i2) and the delta sign for 32
- * weights (ggml's quantize_row_iq1_s_impl inner loop). Returns false when no
- * split has a positive sumq2.
+ * weights (ggml's quantize_row_iq1_s_impl inner loop) from the prefix sums
+ * over the sorted weights (the iq1s_split search of iqsearch.h). Returns
+ * false when no split has a positive sumq2.
  */
-static bool iq1_s_best_split(const float *xb, const float *weight, const value_pos *sorted,
-                             int *i1_out, int *i2_out, int *shift_out, float *scale_io)
+bool gq_iq1s_split_scalar(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
+                          int *shift_out, float *scale_io)
 {
     const int n = IQ1S_BLOCK;
-    float sumx[IQ1S_BLOCK + 1], sumw[IQ1S_BLOCK + 1];
-    sumx[0] = sumw[0] = 0;
-    for (int j = 0; j < n; ++j) {
-        const int i = sorted[j].pos;
-        sumx[j + 1] = sumx[j] + weight[i] * xb[i];
-        sumw[j + 1] = sumw[j] + weight[i];
-    }
     float best_score = -FLT_MAX, scale = *scale_io;
     int besti1 = -1, besti2 = -1, best_shift = 0;
     for (int i1 = 0; i1 <= n; ++i1) {
@@ -273,12 +275,25 @@ static bool iq1_s_best_split(const float *xb, const float *weight, const value_p
     return besti1 >= 0 && besti2 >= 0 && best_shift != 0;
 }
 
-static int quantize_row_iq1_s(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
-                              const float *quant_weights)
+static bool iq1_s_best_split(const gq_iq_search_ops *ops, const float *xb, const float *weight,
+                             const int32_t *sorted, int *i1, int *i2, int *shift, float *scale_io)
+{
+    float sumx[IQ1S_BLOCK + 1], sumw[IQ1S_BLOCK + 1];
+    sumx[0] = sumw[0] = 0;
+    for (int j = 0; j < IQ1S_BLOCK; ++j) {
+        const int i = sorted[j];
+        sumx[j + 1] = sumx[j] + weight[i] * xb[i];
+        sumw[j + 1] = sumw[j] + weight[i];
+    }
+    return ops->iq1s_split(sumx, sumw, i1, i2, shift, scale_io);
+}
+
+static int quantize_row_iq1_s(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *x,
+                              uint8_t *y, int64_t n, const float *quant_weights)
 {
     float scales[QK_K / IQ1S_BLOCK], weight[IQ1S_BLOCK];
     int8_t L[IQ1S_BLOCK], shifts[QK_K / IQ1S_BLOCK];
-    value_pos sorted[IQ1S_BLOCK];
+    int32_t sorted[IQ1S_BLOCK];
     uint16_t index[IQ1S_BLOCK / 8];
 
     for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ1_S_BYTES) {
@@ -300,8 +315,8 @@ static int quantize_row_iq1_s(const gq_iqgrid *g, const float *x, uint8_t *y, in
             float scale = max;
             bool negligible = max < GQ_GROUP_MAX_EPS_IQ1_S;
             if (!negligible) {
-                sort_by_value(IQ1S_BLOCK, xb, sorted);
-                negligible = !iq1_s_best_split(xb, weight, sorted, &i1, &i2, &shift, &scale);
+                ops->iq1_sort(IQ1S_BLOCK, xb, sorted);
+                negligible = !iq1_s_best_split(ops, xb, weight, sorted, &i1, &i2, &shift, &scale);
             }
             if (negligible) {
                 scales[ib] = 0;
@@ -318,7 +333,8 @@ static int quantize_row_iq1_s(const gq_iqgrid *g, const float *x, uint8_t *y, in
             const float *xx = shift == 1 ? x_plus : x_minus;
             bool moved = false;
             for (int k = 0; k < IQ1S_BLOCK / 8; ++k) {
-                const int gi = grid_index_for(g, xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k, &moved);
+                const int gi = grid_index_for(ops, g, xb + 8 * k, weight + 8 * k, scale, xx,
+                                              L + 8 * k, &moved);
                 if (gi < 0)
                     return GGUFQ_E_NONFINITE;
                 index[k] = (uint16_t)gi;
@@ -359,8 +375,8 @@ static int quantize_row_iq1_s(const gq_iqgrid *g, const float *x, uint8_t *y, in
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
+int gq_quantize_iq1_s_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                          int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (!imatrix)
         return GGUFQ_E_NEEDS_IMATRIX;
@@ -370,7 +386,7 @@ int gq_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_
     uint8_t *row = dst;
     const int64_t row_bytes = n_per_row / QK_K * IQ1_S_BYTES;
     for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
-        const int st = quantize_row_iq1_s(g, src, row, n_per_row, imatrix);
+        const int st = quantize_row_iq1_s(ops, g, src, row, n_per_row, imatrix);
         if (st != GGUFQ_OK)
             return st;
     }
@@ -400,23 +416,15 @@ static inline const float *iq1m_values(int k, int half)
  *   sumq2(half, v) = W[i2]*(v1^2 - v2^2) + (W[i1]*(v0^2 - v1^2) + W[16]*v2*v2)
  * Its rounding differs from the reference's, which decides near-ties (e.g.
  * constant groups); we follow the peer. Returns false when no split has a
- * positive sumq2.
+ * positive sumq2. (The iq1m_split search of iqsearch.h; s->sx[h][j], s->sw[h][j]
+ * are the sums over sorted[0..j) in half h.)
  */
-static bool iq1_m_best_split(const float *xb, const float *weight, const value_pos *sorted,
-                             int *i1_out, int *i2_out, int *k_out, float *scale_io)
+bool gq_iq1m_split_scalar(const gq_iq1m_sums *s, int *i1_out, int *i2_out, int *k_out,
+                          float *scale_io)
 {
     enum { N = IQ1M_BLOCK };
     const float *values[2] = { x_plus, x_minus };
-    float sx[2][N + 1], sw[2][N + 1]; /* [half][j]: sums over sorted[0..j) in that half */
-    sx[0][0] = sx[1][0] = sw[0][0] = sw[1][0] = 0;
-    for (int j = 0; j < N; ++j) {
-        const int i = sorted[j].pos;
-        const int h = i >= N / 2, o = 1 - h;
-        sx[h][j + 1] = sx[h][j] + weight[i] * xb[i];
-        sw[h][j + 1] = sw[h][j] + weight[i];
-        sx[o][j + 1] = sx[o][j];
-        sw[o][j + 1] = sw[o][j];
-    }
+    const float (*sx)[N + 1] = s->sx, (*sw)[N + 1] = s->sw;
     float d01[2], d12[2], cx[2][2], cw[2][2]; /* [sign] and [half][sign] */
     for (int s = 0; s < 2; ++s) {
         const float *v = values[s];
@@ -463,6 +471,23 @@ static bool iq1_m_best_split(const float *xb, const float *weight, const value_p
     return besti1 >= 0 && besti2 >= 0 && best_k >= 0;
 }
 
+static bool iq1_m_best_split(const gq_iq_search_ops *ops, const float *xb, const float *weight,
+                             const int32_t *sorted, int *i1, int *i2, int *k, float *scale_io)
+{
+    enum { N = IQ1M_BLOCK };
+    gq_iq1m_sums s;
+    s.sx[0][0] = s.sx[1][0] = s.sw[0][0] = s.sw[1][0] = 0;
+    for (int j = 0; j < N; ++j) {
+        const int i = sorted[j];
+        const int h = i >= N / 2, o = 1 - h;
+        s.sx[h][j + 1] = s.sx[h][j] + weight[i] * xb[i];
+        s.sw[h][j + 1] = s.sw[h][j] + weight[i];
+        s.sx[o][j + 1] = s.sx[o][j];
+        s.sw[o][j + 1] = s.sw[o][j];
+    }
+    return ops->iq1m_split(&s, i1, i2, k, scale_io);
+}
+
 static void iq1_m_weights(const float *xb, const float *qw, float sigma2, float *weight)
 {
     if (qw) {
@@ -477,18 +502,18 @@ static void iq1_m_weights(const float *xb, const float *qw, float sigma2, float 
 /* Grid points, delta signs (best_k) and scale of one 16-weight group of IQ1_M.
  * Returns GGUFQ_OK, 1 if the group is negligible (stored as zeros), or a
  * negative status. */
-static int iq1_m_group(const gq_iqgrid *g, const float *xb, const float *weight, uint16_t index[2],
-                       int *k_out, float *scale_out)
+static int iq1_m_group(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xb,
+                       const float *weight, uint16_t index[2], int *k_out, float *scale_out)
 {
-    value_pos sorted[IQ1M_BLOCK];
+    int32_t sorted[IQ1M_BLOCK];
     int8_t L[IQ1M_BLOCK];
     const float max = abs_max(IQ1M_BLOCK, xb);
     if (max < GQ_GROUP_MAX_EPS_IQ1_M)
         return 1;
-    sort_by_value(IQ1M_BLOCK, xb, sorted);
+    ops->iq1_sort(IQ1M_BLOCK, xb, sorted);
     int i1, i2, best_k;
     float scale = max;
-    if (!iq1_m_best_split(xb, weight, sorted, &i1, &i2, &best_k, &scale))
+    if (!iq1_m_best_split(ops, xb, weight, sorted, &i1, &i2, &best_k, &scale))
         return 1;
     assign_coords(IQ1M_BLOCK, sorted, i1, i2, L);
     if (scale < 0) {
@@ -499,8 +524,8 @@ static int iq1_m_group(const gq_iqgrid *g, const float *xb, const float *weight,
     }
     bool moved = false;
     for (int k = 0; k < IQ1M_BLOCK / 8; ++k) {
-        const int gi = grid_index_for(g, xb + 8 * k, weight + 8 * k, scale, iq1m_values(best_k, k),
-                                      L + 8 * k, &moved);
+        const int gi = grid_index_for(ops, g, xb + 8 * k, weight + 8 * k, scale,
+                                      iq1m_values(best_k, k), L + 8 * k, &moved);
         if (gi < 0)
             return GGUFQ_E_NONFINITE;
         index[k] = (uint16_t)gi;
@@ -519,8 +544,8 @@ static int iq1_m_group(const gq_iqgrid *g, const float *xb, const float *weight,
     return GGUFQ_OK;
 }
 
-static int quantize_row_iq1_m(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
-                              const float *quant_weights)
+static int quantize_row_iq1_m(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *x,
+                              uint8_t *y, int64_t n, const float *quant_weights)
 {
     static const uint8_t shift_masks[4] = { 0x00, 0x80, 0x08, 0x88 };
     float scales[QK_K / IQ1M_BLOCK], weight[IQ1M_BLOCK];
@@ -540,7 +565,7 @@ static int quantize_row_iq1_m(const gq_iqgrid *g, const float *x, uint8_t *y, in
                           sigma2, weight);
             int best_k;
             float scale;
-            const int st = iq1_m_group(g, xb, weight, index, &best_k, &scale);
+            const int st = iq1_m_group(ops, g, xb, weight, index, &best_k, &scale);
             if (st < 0)
                 return st;
             if (st > 0) {
@@ -596,8 +621,8 @@ static int quantize_row_iq1_m(const gq_iqgrid *g, const float *x, uint8_t *y, in
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
+int gq_quantize_iq1_m_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                          int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const gq_iqgrid *g = gq_iqgrid_get(GQ_IQGRID_IQ1S);
     if (!g)
@@ -605,9 +630,21 @@ int gq_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_
     uint8_t *row = dst;
     const int64_t row_bytes = n_per_row / QK_K * IQ1_M_BYTES;
     for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
-        const int st = quantize_row_iq1_m(g, src, row, n_per_row, imatrix);
+        const int st = quantize_row_iq1_m(ops, g, src, row, n_per_row, imatrix);
         if (st != GGUFQ_OK)
             return st;
     }
     return GGUFQ_OK;
+}
+
+int gq_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix)
+{
+    return gq_quantize_iq1_s_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
+}
+
+int gq_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix)
+{
+    return gq_quantize_iq1_m_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
 }

@@ -24,6 +24,7 @@
 
 #include "common.h"
 #include "iqgrid.h"
+#include "iqsearch.h"
 #include "qhelpers.h"
 #include "quants.h"
 #include "tables.h"
@@ -169,9 +170,9 @@ static int nearest_neighbour(const gq_iqgrid *g, int32_t map_entry, const float 
 
 /* Round 8 magnitudes to the grid at inverse scale id; L gets a grid point.
  * Returns 1 if the rounded point was on the grid, 0 if a neighbour was taken,
- * -1 if no neighbour could be chosen. */
-static int round_group_to_grid(const gq_iqgrid *g, const float *xval, const float *waux,
-                               float id, float scale, int8_t *L)
+ * -1 if no neighbour could be chosen. (The iq2_round8 search of iqsearch.h.) */
+int gq_iq2_round8_scalar(const gq_iqgrid *g, const float *xval, const float *waux,
+                         float id, float scale, int8_t *L)
 {
     for (int i = 0; i < 8; ++i)
         L[i] = coord_of(id, xval[i]);
@@ -204,6 +205,26 @@ static void grid_sums(int n, const float *weight, const float *xval, const int8_
     }
     *sumqx_out = sumqx;
     *sumq2_out = sumq2;
+}
+
+/* iq2_round8 over the nsub groups of 8 at each trial scale, and each
+ * trial's sums (the iq2_trials search of iqsearch.h). */
+int gq_iq2_trials_scalar(const gq_iqgrid *g, const float *xval, const float *weight,
+                         const float *waux, int nsub, int ntrials, const float *ids,
+                         const float *scales, gq_iq2_trial_out *out)
+{
+    for (int tr = 0; tr < ntrials; ++tr) {
+        int8_t *L = out->L + 8 * nsub * tr;
+        for (int k = 0; k < nsub; ++k) {
+            const int r = gq_iq2_round8_scalar(g, xval + 8 * k, waux + 8 * k, ids[tr], scales[tr],
+                                               L + 8 * k);
+            if (r < 0)
+                return -1;
+            out->on_grid[nsub * tr + k] = r == 1;
+        }
+        grid_sums(8 * nsub, weight, xval, L, &out->sumqx[tr], &out->sumq2[tr]);
+    }
+    return 0;
 }
 
 /*
@@ -266,10 +287,11 @@ static inline int scale_code(float id, float s)
  * L receives the grid points, *scale_out the scale. Returns GGUFQ_OK,
  * GROUP_NEGLIGIBLE (nothing to store), or a negative status.
  */
-static int iq2_xxs_group(const gq_iqgrid *g, const float *xval, const float *weight,
-                         const float *waux, int8_t *L, float *scale_out)
+static int iq2_xxs_group(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
+                         const float *weight, const float *waux, int8_t *L, float *scale_out)
 {
-    int8_t Laux[32];
+    float ids[13], trial_scales[13];
+    gq_iq2_trial_out trials;
     float max = xval[0];
     for (int i = 1; i < 32; ++i)
         max = GQ_MAX(max, xval[i]);
@@ -279,25 +301,28 @@ static int iq2_xxs_group(const gq_iqgrid *g, const float *xval, const float *wei
     const float eff_max = scale * KMAXQ;
     if (eff_max <= 0)
         return GROUP_NEGLIGIBLE;
-    float best = 0;
+    /* every trial's rounding (one batch for the search table), then ggml's
+     * sequential choice among them */
     for (int is = -6; is <= 6; ++is) {
         const float id = (2 * KMAXQ - 1 + is * 0.1f) / eff_max;
-        const float this_scale = 1 / id;
-        for (int k = 0; k < 4; ++k)
-            if (round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, this_scale, Laux + 8 * k) < 0)
-                return GGUFQ_E_NONFINITE;
-        float sumqx, sumq2;
-        grid_sums(32, weight, xval, Laux, &sumqx, &sumq2);
+        ids[is + 6] = id;
+        trial_scales[is + 6] = 1 / id;
+    }
+    if (ops->iq2_trials(g, xval, weight, waux, 4, 13, ids, trial_scales, &trials) < 0)
+        return GGUFQ_E_NONFINITE;
+    float best = 0;
+    for (int tr = 0; tr < 13; ++tr) {
+        const float sumqx = trials.sumqx[tr], sumq2 = trials.sumq2[tr];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(L, Laux, 32);
+            memcpy(L, trials.L + 32 * tr, 32);
         }
     }
     if (scale > 0) {
         const float id = 1 / scale;
         for (int k = 0; k < 4; ++k)
-            if (round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
+            if (ops->iq2_round8(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
                 return GGUFQ_E_NONFINITE;
         float sumqx, sumq2;
         grid_sums(32, weight, xval, L, &sumqx, &sumq2);
@@ -308,8 +333,8 @@ static int iq2_xxs_group(const gq_iqgrid *g, const float *xval, const float *wei
     return GGUFQ_OK;
 }
 
-static int quantize_row_iq2_xxs(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
-                                const float *quant_weights)
+static int quantize_row_iq2_xxs(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *x,
+                                uint8_t *y, int64_t n, const float *quant_weights)
 {
     float scales[QK_K / 32], weight[32], xval[32], waux[32];
     int8_t L[32];
@@ -334,7 +359,7 @@ static int quantize_row_iq2_xxs(const gq_iqgrid *g, const float *x, uint8_t *y, 
                 block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 1) & 127;
 
             float scale;
-            const int st = iq2_xxs_group(g, xval, weight, waux, L, &scale);
+            const int st = iq2_xxs_group(ops, g, xval, weight, waux, L, &scale);
             if (st < 0)
                 return st;
             if (st == GROUP_NEGLIGIBLE) {
@@ -374,8 +399,8 @@ static int quantize_row_iq2_xxs(const gq_iqgrid *g, const float *x, uint8_t *y, 
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                        const float *imatrix)
+int gq_quantize_iq2_xxs_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                            int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (!imatrix)
         return GGUFQ_E_NEEDS_IMATRIX;
@@ -385,7 +410,7 @@ int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_pe
     uint8_t *row = dst;
     const int64_t row_bytes = n_per_row / QK_K * IQ2_XXS_BYTES;
     for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
-        const int st = quantize_row_iq2_xxs(g, src, row, n_per_row, imatrix);
+        const int st = quantize_row_iq2_xxs(ops, g, src, row, n_per_row, imatrix);
         if (st != GGUFQ_OK)
             return st;
     }
@@ -403,11 +428,13 @@ int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_pe
  * that needed a neighbour are re-rounded at its scale, and the scale refit.
  * Returns GGUFQ_OK, GROUP_NEGLIGIBLE (max < eps) or a negative status.
  */
-static int iq2_group16(const gq_iqgrid *g, const float *xval, const float *weight,
-                       const float *waux, float eps, int8_t *L, float *scale_out)
+static int iq2_group16(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
+                       const float *weight, const float *waux, float eps, int8_t *L,
+                       float *scale_out)
 {
-    int8_t Laux[16];
-    int on_grid[2] = { 1, 1 }, on_grid_aux[2];
+    float ids[19], trial_scales[19];
+    gq_iq2_trial_out trials;
+    int on_grid[2] = { 1, 1 };
     float max = xval[0];
     for (int i = 1; i < 16; ++i)
         max = GQ_MAX(max, xval[i]);
@@ -418,20 +445,19 @@ static int iq2_group16(const gq_iqgrid *g, const float *xval, const float *weigh
     float scale = max / (2 * KMAXQ - 1);
     for (int is = -9; is <= 9; ++is) {
         const float id = (2 * KMAXQ - 1 + is * 0.1f) / max;
-        const float this_scale = 1 / id;
-        for (int k = 0; k < 2; ++k) {
-            on_grid_aux[k] = round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, this_scale, Laux + 8 * k);
-            if (on_grid_aux[k] < 0)
-                return GGUFQ_E_NONFINITE;
-        }
-        float sumqx, sumq2;
-        grid_sums(16, weight, xval, Laux, &sumqx, &sumq2);
+        ids[is + 9] = id;
+        trial_scales[is + 9] = 1 / id;
+    }
+    if (ops->iq2_trials(g, xval, weight, waux, 2, 19, ids, trial_scales, &trials) < 0)
+        return GGUFQ_E_NONFINITE;
+    for (int tr = 0; tr < 19; ++tr) {
+        const float sumqx = trials.sumqx[tr], sumq2 = trials.sumq2[tr];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(L, Laux, 16);
-            on_grid[0] = on_grid_aux[0];
-            on_grid[1] = on_grid_aux[1];
+            memcpy(L, trials.L + 16 * tr, 16);
+            on_grid[0] = trials.on_grid[2 * tr];
+            on_grid[1] = trials.on_grid[2 * tr + 1];
         }
     }
     if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
@@ -439,7 +465,7 @@ static int iq2_group16(const gq_iqgrid *g, const float *xval, const float *weigh
         for (int k = 0; k < 2; ++k) {
             if (on_grid[k])
                 continue;
-            if (round_group_to_grid(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
+            if (ops->iq2_round8(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
                 return GGUFQ_E_NONFINITE;
         }
         float sumqx, sumq2;
@@ -451,8 +477,8 @@ static int iq2_group16(const gq_iqgrid *g, const float *xval, const float *weigh
     return GGUFQ_OK;
 }
 
-static int quantize_row_iq2_xs(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
-                               const float *quant_weights)
+static int quantize_row_iq2_xs(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *x,
+                               uint8_t *y, int64_t n, const float *quant_weights)
 {
     float scales[QK_K / 16], weight[16], xval[16], waux[16];
     int8_t L[16];
@@ -479,7 +505,7 @@ static int quantize_row_iq2_xs(const gq_iqgrid *g, const float *x, uint8_t *y, i
                 block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 1) & 127;
 
             float scale;
-            const int st = iq2_group16(g, xval, weight, waux, GQ_GROUP_MAX_EPS, L, &scale);
+            const int st = iq2_group16(ops, g, xval, weight, waux, GQ_GROUP_MAX_EPS, L, &scale);
             if (st < 0)
                 return st;
             if (st == GROUP_NEGLIGIBLE) {
@@ -522,8 +548,8 @@ static int quantize_row_iq2_xs(const gq_iqgrid *g, const float *x, uint8_t *y, i
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                       const float *imatrix)
+int gq_quantize_iq2_xs_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                           int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (!imatrix)
         return GGUFQ_E_NEEDS_IMATRIX;
@@ -533,15 +559,15 @@ int gq_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per
     uint8_t *row = dst;
     const int64_t row_bytes = n_per_row / QK_K * IQ2_XS_BYTES;
     for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
-        const int st = quantize_row_iq2_xs(g, src, row, n_per_row, imatrix);
+        const int st = quantize_row_iq2_xs(ops, g, src, row, n_per_row, imatrix);
         if (st != GGUFQ_OK)
             return st;
     }
     return GGUFQ_OK;
 }
 
-static int quantize_row_iq2_s(const gq_iqgrid *g, const float *x, uint8_t *y, int64_t n,
-                              const float *quant_weights)
+static int quantize_row_iq2_s(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *x,
+                              uint8_t *y, int64_t n, const float *quant_weights)
 {
     float scales[QK_K / 16], weight[16], xval[16], waux[16];
     int8_t L[16];
@@ -571,7 +597,8 @@ static int quantize_row_iq2_s(const gq_iqgrid *g, const float *x, uint8_t *y, in
                 block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 0);
 
             float scale;
-            const int st = iq2_group16(g, xval, weight, waux, GQ_GROUP_MAX_EPS_IQ2_S, L, &scale);
+            const int st = iq2_group16(ops, g, xval, weight, waux, GQ_GROUP_MAX_EPS_IQ2_S, L,
+                                       &scale);
             if (st < 0)
                 return st;
             if (st == GROUP_NEGLIGIBLE) {
@@ -614,8 +641,8 @@ static int quantize_row_iq2_s(const gq_iqgrid *g, const float *x, uint8_t *y, in
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
+int gq_quantize_iq2_s_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                          int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const gq_iqgrid *g = gq_iqgrid_get(GQ_IQGRID_IQ2S);
     if (!g)
@@ -623,9 +650,27 @@ int gq_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_
     uint8_t *row = dst;
     const int64_t row_bytes = n_per_row / QK_K * IQ2_S_BYTES;
     for (int64_t r = 0; r < nrows; ++r, src += n_per_row, row += row_bytes) {
-        const int st = quantize_row_iq2_s(g, src, row, n_per_row, imatrix);
+        const int st = quantize_row_iq2_s(ops, g, src, row, n_per_row, imatrix);
         if (st != GGUFQ_OK)
             return st;
     }
     return GGUFQ_OK;
+}
+
+int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                        const float *imatrix)
+{
+    return gq_quantize_iq2_xxs_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
+}
+
+int gq_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                       const float *imatrix)
+{
+    return gq_quantize_iq2_xs_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
+}
+
+int gq_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix)
+{
+    return gq_quantize_iq2_s_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
 }

@@ -22,6 +22,7 @@
 
 #include "common.h"
 #include "iq3grid.h"
+#include "iqsearch.h"
 #include "quants.h"
 #include "tables.h"
 
@@ -161,6 +162,21 @@ static void round_levels(const float *xval, float id, int8_t *L)
     }
 }
 
+/*
+ * Levels of 4 magnitudes at inverse scale id, moved to the nearest neighbour
+ * at this scale if off the grid (the iq3_round4 search of iqsearch.h).
+ * Returns 1 if on the grid, 0 if a neighbour was taken, -1 if none was.
+ */
+int gq_iq3_round4_scalar(const gq_iq3_search *t, const float *xval, const float *waux, float id,
+                         float scale, int8_t *L)
+{
+    round_levels(xval, id, L);
+    const uint16_t key = gq_iq3_lattice_key(L);
+    if (t->grid_index[key] >= 0)
+        return 1;
+    return best_neighbour(t, key, xval, waux, scale, L) >= 0 ? 0 : -1;
+}
+
 /* sum w*x*q and sum w*q*q over a group, q = 2L+1. */
 static void weighted_sums(const float *xval, const float *weight, const int8_t *L,
                           float *sumqx, float *sumq2)
@@ -176,40 +192,61 @@ static void weighted_sums(const float *xval, const float *weight, const int8_t *
     *sumq2 = s2;
 }
 
+/* iq3_round4 over the 8 quads of a group at each trial scale, and each
+ * trial's sums (the iq3_trials search of iqsearch.h). */
+int gq_iq3_trials_scalar(const gq_iq3_search *t, const float *xval, const float *weight,
+                         const float *waux, int ntrials, const float *ids, const float *scales,
+                         gq_iq3_trial_out *out)
+{
+    for (int tr = 0; tr < ntrials; ++tr) {
+        for (int k = 0; k < GROUP / 4; ++k) {
+            const int r = gq_iq3_round4_scalar(t, xval + 4 * k, waux + 4 * k, ids[tr], scales[tr],
+                                               out->L[tr] + 4 * k);
+            if (r < 0)
+                return -1;
+            out->on_grid[tr][k] = r == 1;
+        }
+        weighted_sums(xval, weight, out->L[tr], &out->sumqx[tr], &out->sumq2[tr]);
+    }
+    return 0;
+}
+
 /*
  * Finds the levels L (all on the grid) and the scale of one group of 32
  * magnitudes whose largest is max > 0. Returns GGUFQ_OK, or
  * GGUFQ_E_NONFINITE where ggml would abort (non-finite distances).
  */
-static int search_group(const iq3_variant *v, const gq_iq3_search *t, const float *xval,
-                        const float *weight, const float *waux, float max,
-                        int8_t *L, float *scale_out)
+static int search_group(const gq_iq_search_ops *ops, const iq3_variant *v,
+                        const gq_iq3_search *t, const float *xval, const float *weight,
+                        const float *waux, float max, int8_t *L, float *scale_out)
 {
-    int8_t Laux[GROUP];
-    bool on_grid[GROUP / 4], on_grid_aux[GROUP / 4];
+    /* every trial's rounding first (one batch for the search table), then
+     * ggml's sequential choice among the trials */
+    enum { MAX_TRIALS = GQ_IQ3_MAX_TRIALS };
+    float ids[MAX_TRIALS], trial_scales[MAX_TRIALS];
+    gq_iq3_trial_out trials;
+    bool on_grid[GROUP / 4];
+    const int ntrials = 2 * v->scale_steps + 1;
+    for (int is = -v->scale_steps; is <= v->scale_steps; ++is) {
+        const float id = (2 * IQ3_MAX_LEVEL + 1 + is * 0.2f) / max;
+        ids[is + v->scale_steps] = id;
+        trial_scales[is + v->scale_steps] = 1 / id;
+    }
+    if (ops->iq3_trials(t, xval, weight, waux, ntrials, ids, trial_scales, &trials) < 0)
+        return GGUFQ_E_NONFINITE;
+
     float best = 0;
     float scale = max / (2 * IQ3_MAX_LEVEL + 1);
     for (int k = 0; k < GROUP / 4; ++k)
         on_grid[k] = v->start_on_grid;
-
-    for (int is = -v->scale_steps; is <= v->scale_steps; ++is) {
-        const float id = (2 * IQ3_MAX_LEVEL + 1 + is * 0.2f) / max;
-        const float this_scale = 1 / id;
-        for (int k = 0; k < GROUP / 4; ++k) {
-            round_levels(xval + 4 * k, id, Laux + 4 * k);
-            const uint16_t key = gq_iq3_lattice_key(Laux + 4 * k);
-            on_grid_aux[k] = t->grid_index[key] >= 0;
-            if (!on_grid_aux[k] &&
-                best_neighbour(t, key, xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k) < 0)
-                return GGUFQ_E_NONFINITE;
-        }
-        float sumqx, sumq2;
-        weighted_sums(xval, weight, Laux, &sumqx, &sumq2);
+    for (int tr = 0; tr < ntrials; ++tr) {
+        const float sumqx = trials.sumqx[tr], sumq2 = trials.sumq2[tr];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            memcpy(L, Laux, GROUP);
-            memcpy(on_grid, on_grid_aux, sizeof on_grid);
+            memcpy(L, trials.L[tr], GROUP);
+            for (int k = 0; k < GROUP / 4; ++k)
+                on_grid[k] = trials.on_grid[tr][k];
         }
     }
 
@@ -222,12 +259,7 @@ static int search_group(const iq3_variant *v, const gq_iq3_search *t, const floa
         for (int k = 0; k < GROUP / 4; ++k) {
             if (on_grid[k] && !v->refine_all)
                 continue;
-            int8_t levels[4];
-            round_levels(xval + 4 * k, id, levels);
-            const uint16_t key = gq_iq3_lattice_key(levels);
-            if (t->grid_index[key] >= 0)
-                memcpy(L + 4 * k, levels, 4);
-            else if (best_neighbour(t, key, xval + 4 * k, waux + 4 * k, scale, L + 4 * k) < 0)
+            if (ops->iq3_round4(t, xval + 4 * k, waux + 4 * k, id, scale, L + 4 * k) < 0)
                 return GGUFQ_E_NONFINITE;
         }
         float sumqx, sumq2;
@@ -303,8 +335,8 @@ static void xxs_signs(const float *xb, const float *weight, float *xval, uint8_t
     }
 }
 
-static int quantize_block_iq3_xxs(const gq_iq3_search *t, const float *xbl, const float *qwbl,
-                                  uint8_t *out)
+static int quantize_block_iq3_xxs(const gq_iq_search_ops *ops, const gq_iq3_search *t,
+                                  const float *xbl, const float *qwbl, uint8_t *out)
 {
     /* grid indices (64) then 8 scale-and-sign words; copied out at the end */
     uint8_t q3[QK_K / 4 + 4 * GROUPS];
@@ -331,7 +363,7 @@ static int quantize_block_iq3_xxs(const gq_iq3_search *t, const float *xbl, cons
             continue;
         }
         float scale;
-        int rc = search_group(&variant_xxs, t, xval, weight, waux, max, L, &scale);
+        int rc = search_group(ops, &variant_xxs, t, xval, weight, waux, max, L, &scale);
         if (rc != GGUFQ_OK)
             return rc;
         if (scale < 0) {
@@ -366,8 +398,8 @@ static int quantize_block_iq3_xxs(const gq_iq3_search *t, const float *xbl, cons
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                        const float *imatrix)
+int gq_quantize_iq3_xxs_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                            int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const gq_iq3_search *t = gq_iq3_search_tables(256);
     if (!t)
@@ -377,7 +409,7 @@ int gq_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_pe
     for (int64_t row = 0; row < nrows; ++row) {
         for (int64_t ibl = 0; ibl < nblock; ++ibl, out += IQ3XXS_BYTES) {
             const float *qw = imatrix ? imatrix + QK_K * ibl : NULL;
-            int rc = quantize_block_iq3_xxs(t, src + QK_K * ibl, qw, out);
+            int rc = quantize_block_iq3_xxs(ops, t, src + QK_K * ibl, qw, out);
             if (rc != GGUFQ_OK)
                 return rc;
         }
@@ -390,8 +422,8 @@ int gq_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_pe
 /* IQ3_S                                                                     */
 /* ------------------------------------------------------------------------- */
 
-static int quantize_block_iq3_s(const gq_iq3_search *t, const float *xbl, const float *qwbl,
-                                uint8_t *out)
+static int quantize_block_iq3_s(const gq_iq_search_ops *ops, const gq_iq3_search *t,
+                                const float *xbl, const float *qwbl, uint8_t *out)
 {
     float scales[GROUPS], weight[GROUP], waux[GROUP], xval[GROUP];
     int8_t L[GROUP];
@@ -433,7 +465,7 @@ static int quantize_block_iq3_s(const gq_iq3_search *t, const float *xbl, const 
             continue;
         }
         float scale;
-        int rc = search_group(&variant_s, t, xval, weight, waux, max, L, &scale);
+        int rc = search_group(ops, &variant_s, t, xval, weight, waux, max, L, &scale);
         if (rc != GGUFQ_OK)
             return rc;
         if (scale < 0) {
@@ -470,8 +502,8 @@ static int quantize_block_iq3_s(const gq_iq3_search *t, const float *xbl, const 
     return GGUFQ_OK;
 }
 
-int gq_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
+int gq_quantize_iq3_s_ops(const gq_iq_search_ops *ops, const float *src, void *dst,
+                          int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const gq_iq3_search *t = gq_iq3_search_tables(512);
     if (!t)
@@ -481,11 +513,23 @@ int gq_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_
     for (int64_t row = 0; row < nrows; ++row) {
         for (int64_t ibl = 0; ibl < nblock; ++ibl, out += IQ3S_BYTES) {
             const float *qw = imatrix ? imatrix + QK_K * ibl : NULL;
-            int rc = quantize_block_iq3_s(t, src + QK_K * ibl, qw, out);
+            int rc = quantize_block_iq3_s(ops, t, src + QK_K * ibl, qw, out);
             if (rc != GGUFQ_OK)
                 return rc;
         }
         src += n_per_row;
     }
     return GGUFQ_OK;
+}
+
+int gq_quantize_iq3_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                        const float *imatrix)
+{
+    return gq_quantize_iq3_xxs_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
+}
+
+int gq_quantize_iq3_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                      const float *imatrix)
+{
+    return gq_quantize_iq3_s_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
 }

@@ -19,14 +19,18 @@
 
 typedef struct iq3_storage {
     int8_t   coord[512][4];
+    uint32_t lane_index[512];
     int16_t  grid_index[GQ_IQ3_LATTICE_SIZE];
     uint32_t list_start[GQ_IQ3_LATTICE_SIZE];
     bool     ok;
 } iq3_storage;
 
 static iq3_storage      storage_256, storage_512;
-static uint16_t         neighbours_256[IQ3XXS_NEIGHBOUR_ENTRIES];
-static uint16_t         neighbours_512[IQ3S_NEIGHBOUR_ENTRIES];
+/* + 8 zeros: SIMD searches may read 8 entries at a time past a list's end */
+static uint16_t         neighbours_256[IQ3XXS_NEIGHBOUR_ENTRIES + 8];
+static uint16_t         neighbours_512[IQ3S_NEIGHBOUR_ENTRIES + 8];
+static uint32_t         words_256[IQ3XXS_NEIGHBOUR_ENTRIES];
+static uint32_t         words_512[IQ3S_NEIGHBOUR_ENTRIES];
 static gq_iq3_search    search_256, search_512;
 static pthread_once_t   once_256 = PTHREAD_ONCE_INIT, once_512 = PTHREAD_ONCE_INIT;
 
@@ -83,7 +87,8 @@ static uint32_t append_neighbours(const iq3_storage *s, int grid_size, int key,
 }
 
 static void build(iq3_storage *s, gq_iq3_search *search, int grid_size,
-                  const uint32_t *packed, uint16_t *neighbours, uint32_t capacity)
+                  const uint32_t *packed, uint16_t *neighbours, uint32_t *words,
+                  uint32_t capacity)
 {
     for (int i = 0; i < GQ_IQ3_LATTICE_SIZE; ++i)
         s->grid_index[i] = -1;
@@ -93,6 +98,9 @@ static void build(iq3_storage *s, gq_iq3_search *search, int grid_size,
             levels[k] = (int8_t)level_of_byte(grid_size, (uint8_t)(packed[j] >> 8 * k));
             s->coord[j][k] = (int8_t)(2 * levels[k] + 1);
         }
+        s->lane_index[j] = 0;
+        for (int k = 0; k < 4; ++k)
+            s->lane_index[j] |= (uint32_t)(8 * k + levels[k]) << 8 * k;
         s->grid_index[gq_iq3_lattice_key(levels)] = (int16_t)j;
     }
     uint32_t used = 0;
@@ -104,23 +112,30 @@ static void build(iq3_storage *s, gq_iq3_search *search, int grid_size,
         if (!n)
             return; /* s->ok stays false */
         used += n;
+        words[s->list_start[key]] = neighbours[s->list_start[key]];
+        for (uint32_t j = 1; j < n; ++j)
+            words[s->list_start[key] + j] = s->lane_index[neighbours[s->list_start[key] + j]];
     }
     search->grid_size  = grid_size;
     search->coord      = (const int8_t (*)[4])s->coord;
     search->grid_index = s->grid_index;
     search->list_start = s->list_start;
     search->neighbours = neighbours;
+    search->lane_index = s->lane_index;
+    search->neighbour_words = words;
     s->ok = used == capacity;
 }
 
 static void build_256(void)
 {
-    build(&storage_256, &search_256, 256, gq_iq3xxs_grid, neighbours_256, IQ3XXS_NEIGHBOUR_ENTRIES);
+    build(&storage_256, &search_256, 256, gq_iq3xxs_grid, neighbours_256, words_256,
+          IQ3XXS_NEIGHBOUR_ENTRIES);
 }
 
 static void build_512(void)
 {
-    build(&storage_512, &search_512, 512, gq_iq3s_grid, neighbours_512, IQ3S_NEIGHBOUR_ENTRIES);
+    build(&storage_512, &search_512, 512, gq_iq3s_grid, neighbours_512, words_512,
+          IQ3S_NEIGHBOUR_ENTRIES);
 }
 
 const gq_iq3_search *gq_iq3_search_tables(int grid_size)

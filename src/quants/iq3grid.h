@@ -27,6 +27,11 @@ typedef struct gq_iq3_search {
     const uint32_t *list_start;
     /* concatenated neighbour lists: a count n, then n grid indices */
     const uint16_t *neighbours;
+    /* for SIMD table lookups: byte i of point j is 8 * i + its level i */
+    const uint32_t *lane_index;
+    /* `neighbours` with each grid index replaced by its lane_index word
+     * (the counts stay as they are) */
+    const uint32_t *neighbour_words;
 } gq_iq3_search;
 
 /* The tables for grid_size 256 or 512 (built on first use, thread-safely);

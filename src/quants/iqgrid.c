@@ -10,7 +10,19 @@
 
 #include <pthread.h>
 
+#include "iqsearch.h"
 #include "tables.h"
+
+const gq_iq_search_ops gq_iq_search_scalar = {
+    .nearest8   = gq_iq_nearest8_scalar,
+    .iq2_round8 = gq_iq2_round8_scalar,
+    .iq2_trials = gq_iq2_trials_scalar,
+    .iq3_round4 = gq_iq3_round4_scalar,
+    .iq3_trials = gq_iq3_trials_scalar,
+    .iq1s_split = gq_iq1s_split_scalar,
+    .iq1m_split = gq_iq1m_split_scalar,
+    .iq1_sort   = gq_iq1_sort_scalar,
+};
 
 /* Squared distances are 4 * sum((g - l)^2) with |g - l| <= 2: at most 128. */
 #define MAX_D2 128
@@ -26,11 +38,16 @@ static uint8_t  coords_iq2xxs[256][8];
 static uint8_t  coords_iq2xs[512][8];
 static uint8_t  coords_iq1s[2048][8];
 static uint8_t  coords_iq2s[1024][8];
+static uint32_t lanes_iq2xxs[256][2];
+static uint32_t lanes_iq2xs[512][2];
+static uint32_t lanes_iq1s[2048][2];
+static uint32_t lanes_iq2s[1024][2];
 static int32_t  maps[GQ_IQGRID_COUNT][GQ_IQGRID_NPOINTS];
-static uint16_t nb_iq2xxs[NB_SIZE_IQ2XXS];
-static uint16_t nb_iq2xs[NB_SIZE_IQ2XS];
-static uint16_t nb_iq1s[NB_SIZE_IQ1S];
-static uint16_t nb_iq2s[NB_SIZE_IQ2S];
+/* + 8 zeros: SIMD searches may read 8 entries at a time past a list's end */
+static uint16_t nb_iq2xxs[NB_SIZE_IQ2XXS + 8];
+static uint16_t nb_iq2xs[NB_SIZE_IQ2XS + 8];
+static uint16_t nb_iq1s[NB_SIZE_IQ1S + 8];
+static uint16_t nb_iq2s[NB_SIZE_IQ2S + 8];
 
 typedef struct grid_source {
     const uint64_t *points;     /* one byte per coordinate, coordinate k in byte k */
@@ -38,15 +55,16 @@ typedef struct grid_source {
     int             nwant;      /* number of distinct distances in a neighbour list */
     int             signed_ones;/* IQ1 bytes are -1/0/+1; IQ2 bytes are 0x08/0x19/0x2b */
     uint8_t       (*coords)[8];
+    uint32_t      (*lanes)[2];
     uint16_t       *neighbours;
     int             nb_capacity;
 } grid_source;
 
 static const grid_source sources[GQ_IQGRID_COUNT] = {
-    [GQ_IQGRID_IQ2XXS] = { gq_iq2xxs_grid, 256, 2, 0, coords_iq2xxs, nb_iq2xxs, NB_SIZE_IQ2XXS },
-    [GQ_IQGRID_IQ2XS]  = { gq_iq2xs_grid, 512, 2, 0, coords_iq2xs, nb_iq2xs, NB_SIZE_IQ2XS },
-    [GQ_IQGRID_IQ1S]   = { gq_iq1s_grid, 2048, 3, 1, coords_iq1s, nb_iq1s, NB_SIZE_IQ1S },
-    [GQ_IQGRID_IQ2S]   = { gq_iq2s_grid, 1024, 1, 0, coords_iq2s, nb_iq2s, NB_SIZE_IQ2S },
+    [GQ_IQGRID_IQ2XXS] = { gq_iq2xxs_grid, 256, 2, 0, coords_iq2xxs, lanes_iq2xxs, nb_iq2xxs, NB_SIZE_IQ2XXS },
+    [GQ_IQGRID_IQ2XS]  = { gq_iq2xs_grid, 512, 2, 0, coords_iq2xs, lanes_iq2xs, nb_iq2xs, NB_SIZE_IQ2XS },
+    [GQ_IQGRID_IQ1S]   = { gq_iq1s_grid, 2048, 3, 1, coords_iq1s, lanes_iq1s, nb_iq1s, NB_SIZE_IQ1S },
+    [GQ_IQGRID_IQ2S]   = { gq_iq2s_grid, 1024, 1, 0, coords_iq2s, lanes_iq2s, nb_iq2s, NB_SIZE_IQ2S },
 };
 
 static gq_iqgrid      grids[GQ_IQGRID_COUNT];
@@ -122,6 +140,9 @@ static void build_grid(gq_iqgrid_id id)
         uint64_t v = src->points[j];
         for (int k = 0; k < 8; ++k, v >>= 8)
             src->coords[j][k] = byte_to_coord((uint8_t)v, src->signed_ones);
+        src->lanes[j][0] = src->lanes[j][1] = 0;
+        for (int k = 0; k < 8; ++k)
+            src->lanes[j][k / 4] |= (uint32_t)(8 * src->coords[j][k] + k) << 8 * (k % 4);
     }
     for (int key = 0; key < GQ_IQGRID_NPOINTS; ++key)
         map[key] = -1;
@@ -149,6 +170,7 @@ static void build_grid(gq_iqgrid_id id)
     grids[id].coords     = (const uint8_t (*)[8])src->coords;
     grids[id].map        = map;
     grids[id].neighbours = src->neighbours;
+    grids[id].lane_index = (const uint32_t (*)[2])src->lanes;
 }
 
 static void build_iq2xxs(void) { build_grid(GQ_IQGRID_IQ2XXS); }

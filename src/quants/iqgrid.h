@@ -36,6 +36,9 @@ typedef struct gq_iqgrid {
      * the count n, then n grid indices, nearest first */
     const int32_t  *map;
     const uint16_t *neighbours;
+    /* for SIMD table lookups: byte k of point j is 8 * coords[j][k] + k
+     * (word 0 holds k = 0..3, word 1 k = 4..7) */
+    const uint32_t (*lane_index)[2];
 } gq_iqgrid;
 
 /* The tables of one grid, built on first use (thread-safe); NULL for a bad id. */

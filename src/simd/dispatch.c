@@ -140,12 +140,13 @@ static void fill_isa_table(ggufq_isa isa)
     static const gq_fill_fn avx2[] = {
         gq_avx2_fill_float, gq_avx2_fill_legacy, gq_avx2_fill_lowbit, gq_avx2_fill_kquants,
         gq_avx2_fill_iq1, gq_avx2_fill_iq2, gq_avx2_fill_iq3, gq_avx2_fill_iq4,
-        gq_avx2_fill_ternary, gq_avx2_fill_fp4, gq_avx2_fill_kquants_quant, NULL };
+        gq_avx2_fill_ternary, gq_avx2_fill_fp4, gq_avx2_fill_kquants_quant,
+        gq_avx2_fill_iq_quant, NULL };
     static const gq_fill_fn avx512[] = {
         gq_avx512_fill_float, gq_avx512_fill_legacy, gq_avx512_fill_lowbit,
         gq_avx512_fill_kquants, gq_avx512_fill_iq1, gq_avx512_fill_iq2, gq_avx512_fill_iq3,
         gq_avx512_fill_iq4, gq_avx512_fill_ternary, gq_avx512_fill_fp4,
-        gq_avx512_fill_kquants_quant, NULL };
+        gq_avx512_fill_kquants_quant, gq_avx512_fill_iq_quant, NULL };
     /* AVX-512 builds on AVX2 (isa_runs_here requires both): its table starts from
      * the AVX2 kernels and its own files replace only the types they do better. */
     if (isa == GGUFQ_ISA_AVX512)

@@ -28,7 +28,8 @@ typedef void (*gq_fill_fn)(gq_kernels table[GGUFQ_TYPE_COUNT]);
     void gq_##isa##_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
     void gq_##isa##_fill_iq4(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
     void gq_##isa##_fill_ternary(gq_kernels t[GGUFQ_TYPE_COUNT]); \
-    void gq_##isa##_fill_fp4(gq_kernels t[GGUFQ_TYPE_COUNT]);
+    void gq_##isa##_fill_fp4(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
+    void gq_##isa##_fill_iq_quant(gq_kernels t[GGUFQ_TYPE_COUNT]);
 
 #if defined(__x86_64__) || defined(__i386__)
 GQ_SIMD_FAMILIES(avx2)

@@ -1,0 +1,151 @@
+/*
+ * iqsearch.h — the hot searches of the IQ grid quantizers (iq1.c, iq2.c,
+ * iq3.c), as a table of functions a SIMD file can replace.
+ *
+ * The scalar quantizers call their searches through a gq_iq_search_ops;
+ * gq_quantize_<t> passes gq_iq_search_scalar, and a SIMD file passes its
+ * own table to gq_quantize_<t>_ops. A replacement must return exactly what
+ * the scalar function returns (same winner, same ties, same failures), so
+ * the quantized bytes do not depend on the table.
+ */
+#ifndef GGUFQ_IQSEARCH_H
+#define GGUFQ_IQSEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "iq3grid.h"
+#include "iqgrid.h"
+
+/*
+ * Neighbour search of an 8-dimensional grid (IQ2 and IQ1): among the
+ * neighbours of the off-grid lattice point with map entry m < 0, the grid
+ * point with the least sum over i of weight[i] * d * d, d = scale * q[c_i] -
+ * xval[i] (c_i its coordinate, summed in order i = 0..7), the first on ties,
+ * only if below FLT_MAX. Its coordinates go to L; returns its grid index, or
+ * -1 if none qualifies.
+ */
+typedef int (*gq_iq_nearest8_fn)(const gq_iqgrid *g, int32_t m, const float *xval,
+                                 const float *weight, float scale, const float q[3], int8_t *L);
+
+/*
+ * IQ2: round 8 magnitudes to lattice coordinates nearest_int(0.5*(id*x-1))
+ * clamped to 0..2, then to the nearest neighbour (q = 1, 3, 5) if off the
+ * grid. Returns 1 if on the grid, 0 if a neighbour was taken, -1 if none.
+ */
+typedef int (*gq_iq2_round8_fn)(const gq_iqgrid *g, const float *xval, const float *waux,
+                                float id, float scale, int8_t *L);
+
+/*
+ * IQ3: the same for 4 magnitudes on the 4-dimensional IQ3 grids (levels
+ * 0..7, q = 2l+1). Returns 1 if on the grid, 0 if a neighbour was taken, -1
+ * if none could be chosen.
+ */
+typedef int (*gq_iq3_round4_fn)(const gq_iq3_search *t, const float *xval, const float *waux,
+                                float id, float scale, int8_t *L);
+
+/*
+ * IQ2: iq2_round8 for the nsub (2 or 4) groups of 8 of xval at each of
+ * ntrials (<= GQ_IQ2_MAX_TRIALS) inverse scales ids[] (scales[] = 1 / ids[]):
+ * trial tr's coordinates go to L[8 * nsub * tr ..], its on-grid flags (1/0)
+ * to on_grid[nsub * tr ..], and its sums over the 8 * nsub weights, sum
+ * weight*xval*q and sum weight*q*q with q = 2L+1 (accumulated in order), to
+ * sumqx[tr] and sumq2[tr]. Returns -1 if any search found no neighbour.
+ */
+#define GQ_IQ2_MAX_TRIALS 19
+typedef struct gq_iq2_trial_out {
+    int8_t  L[GQ_IQ2_MAX_TRIALS * 32];
+    uint8_t on_grid[GQ_IQ2_MAX_TRIALS * 4];
+    float   sumqx[GQ_IQ2_MAX_TRIALS], sumq2[GQ_IQ2_MAX_TRIALS];
+} gq_iq2_trial_out;
+typedef int (*gq_iq2_trials_fn)(const gq_iqgrid *g, const float *xval, const float *weight,
+                                const float *waux, int nsub, int ntrials, const float *ids,
+                                const float *scales, gq_iq2_trial_out *out);
+
+/*
+ * IQ3: iq3_round4 for the 8 quads of a group of 32 magnitudes at each of
+ * ntrials (<= GQ_IQ3_MAX_TRIALS) inverse scales ids[] (scales[] = 1 / ids[]):
+ * trial tr's levels go to L[32 * tr ..], its on-grid flags (1/0) to
+ * on_grid[8 * tr ..], and its sums over the group, sum weight*xval*q and
+ * sum weight*q*q with q = 2L+1 (accumulated in order), to sumqx[tr] and
+ * sumq2[tr]. Returns -1 if any search found no neighbour, else 0.
+ */
+#define GQ_IQ3_MAX_TRIALS 31
+typedef struct gq_iq3_trial_out {
+    int8_t  L[GQ_IQ3_MAX_TRIALS][32];
+    uint8_t on_grid[GQ_IQ3_MAX_TRIALS][8];
+    float   sumqx[GQ_IQ3_MAX_TRIALS], sumq2[GQ_IQ3_MAX_TRIALS];
+} gq_iq3_trial_out;
+typedef int (*gq_iq3_trials_fn)(const gq_iq3_search *t, const float *xval, const float *weight,
+                                const float *waux, int ntrials, const float *ids,
+                                const float *scales, gq_iq3_trial_out *out);
+
+/*
+ * IQ1_S: exhaustive search of the split (i1, i2) and delta sign of 32 sorted
+ * weights, from the prefix sums sumx[0..32], sumw[0..32] (ggml's loop order:
+ * i1, then i2 >= i1, then the sign). Returns false if no split qualifies.
+ */
+typedef bool (*gq_iq1s_split_fn)(const float *sumx, const float *sumw, int *i1, int *i2,
+                                 int *shift, float *scale_io);
+
+/*
+ * IQ1: the positions of xb[0..n) (n <= 32) in ascending order of value, in
+ * the order the C library's qsort leaves them with ggml's comparator (which
+ * calls NaN equal to everything).
+ */
+typedef void (*gq_iq1_sort_fn)(int n, const float *xb, int32_t *order);
+
+/* Prefix sums of IQ1_M's 16 sorted weights, per half of the group. */
+typedef struct gq_iq1m_sums {
+    float sx[2][17], sw[2][17];
+} gq_iq1m_sums;
+
+/* IQ1_M: the same over 16 weights and the 4 delta-sign pairs k. */
+typedef bool (*gq_iq1m_split_fn)(const gq_iq1m_sums *s, int *i1, int *i2, int *k,
+                                 float *scale_io);
+
+typedef struct gq_iq_search_ops {
+    gq_iq_nearest8_fn nearest8;
+    gq_iq2_round8_fn  iq2_round8;
+    gq_iq2_trials_fn  iq2_trials;
+    gq_iq3_round4_fn  iq3_round4;
+    gq_iq3_trials_fn  iq3_trials;
+    gq_iq1s_split_fn  iq1s_split;
+    gq_iq1m_split_fn  iq1m_split;
+    gq_iq1_sort_fn    iq1_sort;
+} gq_iq_search_ops;
+
+/* The scalar searches (iq1.c, iq2.c, iq3.c) and their table (iqgrid.c). */
+int  gq_iq_nearest8_scalar(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight,
+                           float scale, const float q[3], int8_t *L);
+int  gq_iq2_round8_scalar(const gq_iqgrid *g, const float *xval, const float *waux, float id,
+                          float scale, int8_t *L);
+int  gq_iq2_trials_scalar(const gq_iqgrid *g, const float *xval, const float *weight,
+                          const float *waux, int nsub, int ntrials, const float *ids,
+                          const float *scales, gq_iq2_trial_out *out);
+int  gq_iq3_round4_scalar(const gq_iq3_search *t, const float *xval, const float *waux, float id,
+                          float scale, int8_t *L);
+int  gq_iq3_trials_scalar(const gq_iq3_search *t, const float *xval, const float *weight,
+                          const float *waux, int ntrials, const float *ids, const float *scales,
+                          gq_iq3_trial_out *out);
+bool gq_iq1s_split_scalar(const float *sumx, const float *sumw, int *i1, int *i2, int *shift,
+                          float *scale_io);
+bool gq_iq1m_split_scalar(const gq_iq1m_sums *s, int *i1, int *i2, int *k, float *scale_io);
+void gq_iq1_sort_scalar(int n, const float *xb, int32_t *order);
+
+extern const gq_iq_search_ops gq_iq_search_scalar;
+
+/* The quantizers of quants.h with a given search table. */
+#define GQ_DECLARE_IQ_OPS_QUANT(t)                                                          \
+    int gq_quantize_##t##_ops(const gq_iq_search_ops *ops, const float *src, void *dst,    \
+                              int64_t nrows, int64_t n_per_row, const float *imatrix);
+GQ_DECLARE_IQ_OPS_QUANT(iq2_xxs)
+GQ_DECLARE_IQ_OPS_QUANT(iq2_xs)
+GQ_DECLARE_IQ_OPS_QUANT(iq2_s)
+GQ_DECLARE_IQ_OPS_QUANT(iq3_xxs)
+GQ_DECLARE_IQ_OPS_QUANT(iq3_s)
+GQ_DECLARE_IQ_OPS_QUANT(iq1_s)
+GQ_DECLARE_IQ_OPS_QUANT(iq1_m)
+#undef GQ_DECLARE_IQ_OPS_QUANT
+
+#endif

@@ -1,0 +1,700 @@
+/*
+ * iq_quant_avx512.c — AVX-512 quantizers for the IQ grid types (IQ2_XXS,
+ * IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M), with and without an
+ * importance matrix. SIMD twin of the searches of src/quants/iq1.c, iq2.c
+ * and iq3.c: the quantizers themselves are the scalar ones
+ * (gq_quantize_<t>_ops), given this file's search table (iqsearch.h).
+ *
+ * How it vectorises, with every candidate's arithmetic in the scalar order:
+ *  - Trial scales (IQ2, IQ3): all trials of a group are rounded at once, one
+ *    lane per (trial, group of 8 or 4 weights), and each trial's sums
+ *    sum w*x*q, sum w*q*q are accumulated one lane per trial, weight by
+ *    weight; the scalar then picks the trial with its own comparisons.
+ *  - IQ2/IQ1 neighbour searches (lists of 9 to 70 points): one lane per
+ *    candidate grid point. The weighted error w * d * d, d = scale * q - x,
+ *    of a coordinate takes one of 3 values; they are computed once per
+ *    search with the scalar's operations into a table held in two
+ *    registers. A candidate's distance is then 0 + term_0 + term_1 + ...
+ *    in coordinate order, each term a vpermt2ps lookup indexed by a byte
+ *    precomputed per grid point (8 * level + axis), fetched with a gather.
+ *    The winner is the first lane holding the minimum of the lanes below
+ *    the running best, which is what the scalar's strict `<` scan keeps
+ *    (NaN and values >= FLT_MAX never win).
+ *  - IQ3 neighbour searches (lists of ~6 points): one lane per (trial,
+ *    quad); each lane walks its own list, computing the distance as the
+ *    scalar does, and takes the next queued quad when its list ends.
+ *  - IQ1_S/IQ1_M split searches: one lane per second threshold i2 (and one
+ *    vector per delta sign). The scalar keeps a running best score that
+ *    each candidate is compared against; here the lanes are compared with
+ *    the current best, the first passing candidate in scalar order (i2,
+ *    then sign) is taken exactly as the scalar would, and the candidates
+ *    after it are compared again with the new best.
+ *  - IQ1 sort: rank = number of smaller values when all are distinct (else
+ *    the C library's qsort, as the scalar, so ties come out the same).
+ *  - Rounding to the lattice uses ggml's nearest_int bit trick lane-wise,
+ *    which is exact for every input.
+ */
+#include <float.h>
+#include <immintrin.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quants/iqsearch.h"
+#include "quants/tables.h"
+#include "simd/simd.h"
+
+/* ggml's nearest_int(x) in every lane: (bits(x + 1.5*2^23) & 0x7fffff) - 0x400000. */
+static inline __m256i nearest_int8(__m256 x)
+{
+    const __m256i bits = _mm256_castps_si256(_mm256_add_ps(x, _mm256_set1_ps(12582912.0f)));
+    return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007FFFFF)),
+                            _mm256_set1_epi32(0x00400000));
+}
+
+static inline __m128i nearest_int4(__m128 x)
+{
+    const __m128i bits = _mm_castps_si128(_mm_add_ps(x, _mm_set1_ps(12582912.0f)));
+    return _mm_sub_epi32(_mm_and_si128(bits, _mm_set1_epi32(0x007FFFFF)),
+                         _mm_set1_epi32(0x00400000));
+}
+
+/*
+ * Running best of a neighbour search, updated with 16 candidate distances
+ * (lanes `valid`): the scalar's `if (d2 < best_d2)` over the lanes in order.
+ * Returns the lane of the new best, or -1 if no lane beats *best_d2.
+ */
+static inline int take_best_lane(__m512 d2, __mmask16 valid, float *best_d2)
+{
+    const __mmask16 lt = _mm512_mask_cmp_ps_mask(valid, d2, _mm512_set1_ps(*best_d2), _CMP_LT_OQ);
+    if (!lt)
+        return -1;
+    const float mn = _mm512_reduce_min_ps(_mm512_mask_blend_ps(lt, _mm512_set1_ps(INFINITY), d2));
+    const __mmask16 eq = _mm512_mask_cmp_ps_mask(lt, d2, _mm512_set1_ps(mn), _CMP_EQ_OQ);
+    *best_d2 = mn;
+    return __builtin_ctz(eq);
+}
+
+static inline __mmask16 first_lanes(int count)
+{
+    return count >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << count) - 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 8-dimensional grids (IQ2, IQ1)                                            */
+/* ------------------------------------------------------------------------- */
+
+static int nearest8_avx512(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight,
+                           float scale, const float q[3], int8_t *L)
+{
+    const uint16_t *nb = gq_iqgrid_neighbours(g, m);
+    const int n = nb[0];
+    /* term[8c + k] = weight[k] * d * d, d = scale * q[c] - xval[k] */
+    const __m256 x = _mm256_loadu_ps(xval), w = _mm256_loadu_ps(weight);
+    const __m256 s = _mm256_set1_ps(scale);
+    __m256 t[3];
+    for (int c = 0; c < 3; ++c) {
+        const __m256 d = _mm256_sub_ps(_mm256_mul_ps(s, _mm256_set1_ps(q[c])), x);
+        t[c] = _mm256_mul_ps(_mm256_mul_ps(w, d), d);
+    }
+    const __m512 tab01 = _mm512_insertf32x8(_mm512_castps256_ps512(t[0]), t[1], 1);
+    const __m512 tab2 = _mm512_castps256_ps512(t[2]);
+    const int *lanes = (const int *)g->lane_index;
+
+    float best_d2 = FLT_MAX;
+    int best = -1;
+    for (int j = 0; j < n; j += 16) {
+        const __mmask16 valid = first_lanes(n - j);
+        const __m512i idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, nb + 1 + j));
+        const __m512i idx2 = _mm512_slli_epi32(idx, 1);
+        const __m512i lo = _mm512_i32gather_epi32(idx2, lanes, 4);
+        const __m512i hi = _mm512_i32gather_epi32(idx2, lanes + 1, 4);
+        __m512 d2 = _mm512_setzero_ps();
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, lo, tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(lo, 8), tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(lo, 16), tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(lo, 24), tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, hi, tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(hi, 8), tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(hi, 16), tab2));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(hi, 24), tab2));
+        const int lane = take_best_lane(d2, valid, &best_d2);
+        if (lane >= 0)
+            best = nb[1 + j + lane];
+    }
+    if (best >= 0)
+        memcpy(L, g->coords[best], 8);
+    return best;
+}
+
+static void trial_sums(const float *xval, const float *weight, int n, int ntrials,
+                       const int8_t *L, int stride, float *sumqx, float *sumq2);
+
+static int iq2_round8_avx512(const gq_iqgrid *g, const float *xval, const float *waux, float id,
+                             float scale, int8_t *L)
+{
+    static const float q[3] = { 1, 3, 5 }; /* 2 * c + 1 */
+    const __m256 x = _mm256_loadu_ps(xval);
+    const __m256 v = _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                                   _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(id), x),
+                                                 _mm256_set1_ps(1.0f)));
+    __m256i l = nearest_int8(v);
+    l = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(2), l));
+    _mm_storel_epi64((__m128i *)L, _mm256_cvtepi32_epi8(l));
+    /* base-3 key: sum l[k] * 3^k */
+    const __m256i p3 = _mm256_setr_epi32(1, 3, 9, 27, 81, 243, 729, 2187);
+    __m256i k8 = _mm256_mullo_epi32(l, p3);
+    __m128i k4 = _mm_add_epi32(_mm256_castsi256_si128(k8), _mm256_extracti128_si256(k8, 1));
+    k4 = _mm_add_epi32(k4, _mm_shuffle_epi32(k4, 0x4E));
+    k4 = _mm_add_epi32(k4, _mm_shuffle_epi32(k4, 0xB1));
+    const int32_t m = g->map[_mm_cvtsi128_si32(k4)];
+    if (m >= 0)
+        return 1;
+    return nearest8_avx512(g, m, xval, waux, scale, q, L) >= 0 ? 0 : -1;
+}
+
+/*
+ * Every trial of a group at once: pass 1 rounds all (trial, group of 8)
+ * pairs p = nsub * trial + group, 16 lanes at a time (lane = pair), and
+ * looks their keys up; the pairs off the grid then take their nearest
+ * neighbour one by one (nearest8_avx512, lanes = candidates: with lists of
+ * 9 to 31 points, that beats walking the lists one pair per lane as IQ3
+ * does); pass 2 sums each trial.
+ */
+static int iq2_trials_avx512(const gq_iqgrid *g, const float *xval, const float *weight,
+                             const float *waux, int nsub, int ntrials, const float *ids,
+                             const float *scales, gq_iq2_trial_out *out)
+{
+    static const float q[3] = { 1, 3, 5 }; /* 2 * c + 1 */
+    const int shift = nsub == 4 ? 2 : 1;
+    const __m512 xlo = _mm512_loadu_ps(xval);
+    const __m512 xhi = nsub == 4 ? _mm512_loadu_ps(xval + 16) : xlo;
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i two = _mm512_set1_epi32(2);
+    int *words = (int *)out->L;
+    const int npairs = nsub * ntrials;
+    for (int p0 = 0; p0 < npairs; p0 += 16) {
+        const __mmask16 valid = first_lanes(npairs - p0);
+        const __m512i pair = _mm512_add_epi32(lane, _mm512_set1_epi32(p0));
+        const __m512i trial = _mm512_srli_epi32(pair, shift);
+        const __m512i sub8 = _mm512_slli_epi32(_mm512_and_si512(pair, _mm512_set1_epi32(nsub - 1)), 3);
+        const __m512 id = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), valid, trial, ids, 4);
+        __m512i key = _mm512_setzero_si512(), w0 = key, w1 = key;
+        int p3 = 1;
+        for (int i = 0; i < 8; ++i, p3 *= 3) {
+            const __m512 x = _mm512_permutex2var_ps(xlo, _mm512_add_epi32(sub8, _mm512_set1_epi32(i)), xhi);
+            const __m512 v = _mm512_mul_ps(_mm512_set1_ps(0.5f),
+                                           _mm512_sub_ps(_mm512_mul_ps(id, x), _mm512_set1_ps(1.0f)));
+            const __m512i bits = _mm512_castps_si512(_mm512_add_ps(v, _mm512_set1_ps(12582912.0f)));
+            __m512i l = _mm512_sub_epi32(_mm512_and_si512(bits, _mm512_set1_epi32(0x007FFFFF)),
+                                         _mm512_set1_epi32(0x00400000));
+            l = _mm512_max_epi32(_mm512_setzero_si512(), _mm512_min_epi32(two, l));
+            key = _mm512_add_epi32(key, _mm512_mullo_epi32(l, _mm512_set1_epi32(p3)));
+            if (i < 4)
+                w0 = _mm512_or_si512(w0, _mm512_slli_epi32(l, 8 * i));
+            else
+                w1 = _mm512_or_si512(w1, _mm512_slli_epi32(l, 8 * (i - 4)));
+        }
+        /* pair p's 8 coordinates are L[8p..8p+8): words 2p and 2p+1 */
+        const __m512i at = _mm512_slli_epi32(pair, 1);
+        _mm512_mask_i32scatter_epi32(words, valid, at, w0, 4);
+        _mm512_mask_i32scatter_epi32(words + 1, valid, at, w1, 4);
+        const __m512i m = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), valid, key, g->map, 4);
+        const __mmask16 on = _mm512_mask_cmpge_epi32_mask(valid, m, _mm512_setzero_si512());
+        _mm512_mask_cvtepi32_storeu_epi8(out->on_grid + p0, valid,
+                                         _mm512_maskz_mov_epi32(on, _mm512_set1_epi32(1)));
+        unsigned off = valid & (__mmask16)~on;
+        if (!off)
+            continue;
+        int32_t ms[16];
+        _mm512_storeu_si512(ms, m);
+        for (; off; off &= off - 1) {
+            const int l = __builtin_ctz(off), p = p0 + l, tr = p >> shift, k = p & (nsub - 1);
+            if (nearest8_avx512(g, ms[l], xval + 8 * k, waux + 8 * k, scales[tr], q,
+                                out->L + 8 * p) < 0)
+                return -1;
+        }
+    }
+    trial_sums(xval, weight, 8 * nsub, ntrials, out->L, 8 * nsub, out->sumqx, out->sumq2);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* 4-dimensional grids (IQ3)                                                 */
+/* ------------------------------------------------------------------------- */
+
+static int iq3_round4_avx512(const gq_iq3_search *t, const float *xval, const float *waux,
+                             float id, float scale, int8_t *L)
+{
+    const __m128 x = _mm_loadu_ps(xval);
+    const __m128 v = _mm_mul_ps(_mm_set1_ps(0.5f),
+                                _mm_sub_ps(_mm_mul_ps(_mm_set1_ps(id), x), _mm_set1_ps(1.0f)));
+    __m128i l = nearest_int4(v);
+    l = _mm_max_epi32(_mm_setzero_si128(), _mm_min_epi32(_mm_set1_epi32(7), l));
+    const uint32_t packed = (uint32_t)_mm_cvtsi128_si32(_mm_cvtepi32_epi8(l));
+    memcpy(L, &packed, 4);
+    __m128i k = _mm_sllv_epi32(l, _mm_setr_epi32(0, 3, 6, 9));
+    k = _mm_or_si128(k, _mm_shuffle_epi32(k, 0x4E));
+    k = _mm_or_si128(k, _mm_shuffle_epi32(k, 0xB1));
+    const int key = _mm_cvtsi128_si32(k);
+    if (t->grid_index[key] >= 0)
+        return 1;
+
+    /* term[8i + l] = waux[i] * d * d, d = scale * (2l + 1) - xval[i] */
+    const __m512 q = _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+    const __m512i pick01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i pick23 = _mm512_add_epi32(pick01, _mm512_set1_epi32(2));
+    const __m512 x4 = _mm512_castps128_ps512(x);
+    const __m512 w4 = _mm512_castps128_ps512(_mm_loadu_ps(waux));
+    const __m512 s = _mm512_set1_ps(scale);
+    const __m512 d01 = _mm512_sub_ps(_mm512_mul_ps(s, q), _mm512_permutexvar_ps(pick01, x4));
+    const __m512 d23 = _mm512_sub_ps(_mm512_mul_ps(s, q), _mm512_permutexvar_ps(pick23, x4));
+    const __m512 tab01 = _mm512_mul_ps(_mm512_mul_ps(_mm512_permutexvar_ps(pick01, w4), d01), d01);
+    const __m512 tab23 = _mm512_mul_ps(_mm512_mul_ps(_mm512_permutexvar_ps(pick23, w4), d23), d23);
+
+    const uint16_t *list = t->neighbours + t->list_start[key];
+    const int n = list[0];
+    const int *lanes = (const int *)t->lane_index;
+    float best_d2 = FLT_MAX;
+    int best = -1;
+    for (int j = 0; j < n; j += 16) {
+        const __mmask16 valid = first_lanes(n - j);
+        const __m512i idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, list + 1 + j));
+        const __m512i li = _mm512_i32gather_epi32(idx, lanes, 4);
+        __m512 d2 = _mm512_setzero_ps();
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, li, tab23));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(li, 8), tab23));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(li, 16), tab23));
+        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(li, 24), tab23));
+        const int lane = take_best_lane(d2, valid, &best_d2);
+        if (lane >= 0)
+            best = list[1 + j + lane];
+    }
+    if (best < 0)
+        return -1;
+    for (int i = 0; i < 4; ++i)
+        L[i] = (int8_t)((t->coord[best][i] - 1) / 2);
+    return 0;
+}
+
+/*
+ * Each trial's sum weight*xval*q and sum weight*q*q over its n weights (q =
+ * 2L+1, trial tr's levels at L + stride * tr), one lane per trial,
+ * accumulated weight by weight as the scalar. A gather fetches 4 levels of
+ * 16 trials (one 32-bit word of each row).
+ */
+static void trial_sums(const float *xval, const float *weight, int n, int ntrials,
+                       const int8_t *L, int stride, float *sumqx, float *sumq2)
+{
+    const __m512i rows = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(stride));
+    for (int t0 = 0; t0 < ntrials; t0 += 16) {
+        const __mmask16 valid = first_lanes(ntrials - t0);
+        const int8_t *base = L + stride * t0;
+        __m512 sx = _mm512_setzero_ps(), s2 = _mm512_setzero_ps();
+        for (int i4 = 0; i4 < n; i4 += 4) {
+            const __m512i four = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), valid, rows,
+                                                             base + i4, 1);
+            for (int b = 0; b < 4; ++b) {
+                const int i = i4 + b;
+                const __m512i l = _mm512_and_si512(_mm512_srli_epi32(four, 8 * b),
+                                                   _mm512_set1_epi32(0xFF));
+                const __m512 q = _mm512_cvtepi32_ps(
+                    _mm512_add_epi32(_mm512_add_epi32(l, l), _mm512_set1_epi32(1)));
+                const __m512 w = _mm512_set1_ps(weight[i]);
+                sx = _mm512_add_ps(sx, _mm512_mul_ps(_mm512_mul_ps(w, _mm512_set1_ps(xval[i])), q));
+                s2 = _mm512_add_ps(s2, _mm512_mul_ps(_mm512_mul_ps(w, q), q));
+            }
+        }
+        _mm512_mask_storeu_ps(sumqx + t0, valid, sx);
+        _mm512_mask_storeu_ps(sumq2 + t0, valid, s2);
+    }
+}
+
+/*
+ * Every trial of a group at once, one lane per (trial, quad) pair p = 8 *
+ * trial + quad. Pass 1 rounds 16 pairs at a time, looks their keys up,
+ * writes the levels of the pairs on the grid and queues the others. Pass 2
+ * walks the queued pairs' neighbour lists, one pair per lane, the lanes in
+ * step: a lane whose list ends hands its best to the output and takes the
+ * next queued pair, so the lanes stay busy whatever the list lengths. Each
+ * lane compares its candidates in list order with the scalar's strict `<`.
+ * Levels travel as lane_index words (byte i = 8i + level).
+ */
+static int iq3_trials_avx512(const gq_iq3_search *t, const float *xval, const float *weight,
+                             const float *waux, int ntrials, const float *ids,
+                             const float *scales, gq_iq3_trial_out *out)
+{
+    int8_t *L = out->L[0];
+    uint8_t *on_grid = out->on_grid[0];
+    enum { MAX_PAIRS = 8 * GQ_IQ3_MAX_TRIALS };
+    int32_t q_pair[MAX_PAIRS + 16], q_pos[MAX_PAIRS + 16], q_end[MAX_PAIRS + 16];
+    float pair_scale[MAX_PAIRS + 16];
+    int queued = 0;
+    const __m512 xlo = _mm512_loadu_ps(xval), xhi = _mm512_loadu_ps(xval + 16);
+    const __m512 wlo = _mm512_loadu_ps(waux), whi = _mm512_loadu_ps(waux + 16);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i seven = _mm512_set1_epi32(7), levels = _mm512_set1_epi32(0x07070707);
+    const int *words = (const int *)t->neighbour_words;
+    const int npairs = 8 * ntrials;
+
+    for (int p0 = 0; p0 < npairs; p0 += 16) {
+        const __mmask16 valid = first_lanes(npairs - p0);
+        const __m512i pair = _mm512_add_epi32(lane, _mm512_set1_epi32(p0));
+        const __m512i trial = _mm512_srli_epi32(lane, 3);
+        const __mmask8 two = npairs - p0 > 8 ? 3 : 1;
+        const __m512 id = _mm512_permutexvar_ps(
+            trial, _mm512_castps128_ps512(_mm_maskz_loadu_ps(two, ids + p0 / 8)));
+        const __m512 sc = _mm512_permutexvar_ps(
+            trial, _mm512_castps128_ps512(_mm_maskz_loadu_ps(two, scales + p0 / 8)));
+        const __m512i quad4 = _mm512_slli_epi32(_mm512_and_si512(lane, seven), 2);
+        __m512i key = _mm512_setzero_si512(), word = _mm512_setzero_si512();
+        for (int i = 0; i < 4; ++i) {
+            const __m512 x = _mm512_permutex2var_ps(xlo, _mm512_add_epi32(quad4, _mm512_set1_epi32(i)), xhi);
+            const __m512 v = _mm512_mul_ps(_mm512_set1_ps(0.5f),
+                                           _mm512_sub_ps(_mm512_mul_ps(id, x), _mm512_set1_ps(1.0f)));
+            const __m512i bits = _mm512_castps_si512(_mm512_add_ps(v, _mm512_set1_ps(12582912.0f)));
+            __m512i l = _mm512_sub_epi32(_mm512_and_si512(bits, _mm512_set1_epi32(0x007FFFFF)),
+                                         _mm512_set1_epi32(0x00400000));
+            l = _mm512_max_epi32(_mm512_setzero_si512(), _mm512_min_epi32(seven, l));
+            key = _mm512_or_si512(key, _mm512_slli_epi32(l, 3 * i));
+            word = _mm512_or_si512(word, _mm512_slli_epi32(l, 8 * i));
+        }
+        /* grid_index is int16: gather 32 bits at 2-byte steps, keep the low half */
+        __m512i gi = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), valid, key,
+                                                 t->grid_index, 2);
+        gi = _mm512_srai_epi32(_mm512_slli_epi32(gi, 16), 16);
+        const __mmask16 on = _mm512_mask_cmpge_epi32_mask(valid, gi, _mm512_setzero_si512());
+        const __mmask16 off = valid & ~on;
+        _mm512_mask_storeu_epi32(L + 4 * p0, on, word);
+        _mm512_mask_cvtepi32_storeu_epi8(on_grid + p0, valid,
+                                         _mm512_maskz_mov_epi32(on, _mm512_set1_epi32(1)));
+        if (!off)
+            continue;
+        /* queue: first candidate position, end of list, scale */
+        const __m512i start = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), off, key,
+                                                          (const int *)t->list_start, 4);
+        const __m512i count = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), off, start,
+                                                          words, 4);
+        const __m512i first = _mm512_add_epi32(start, _mm512_set1_epi32(1));
+        _mm512_mask_compressstoreu_epi32(q_pair + queued, off, pair);
+        _mm512_mask_compressstoreu_epi32(q_pos + queued, off, first);
+        _mm512_mask_compressstoreu_epi32(q_end + queued, off, _mm512_add_epi32(first, count));
+        _mm512_mask_compressstoreu_ps(pair_scale + queued, off, sc);
+        queued += __builtin_popcount(off);
+    }
+
+    const __m512 qtab = _mm512_setr_ps(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+    __m512i pair = _mm512_setzero_si512(), pos = pair, end = pair, best_word = pair;
+    __m512 best = _mm512_set1_ps(FLT_MAX), sc = _mm512_setzero_ps();
+    __m512 x[4] = { sc, sc, sc, sc }, w[4] = { sc, sc, sc, sc }; /* set when lanes fill */
+    __mmask16 active = 0;
+    int next = 0;
+    while (active || next < queued) {
+        const __mmask16 idle = (__mmask16)~active;
+        if (idle && next < queued) {
+            /* the next queued pairs into the idle lanes, in lane order */
+            const int room = __builtin_popcount(idle);
+            const int take = queued - next < room ? queued - next : room;
+            const __mmask16 fill = (__mmask16)_pdep_u32((1u << take) - 1, idle);
+            pair = _mm512_mask_expandloadu_epi32(pair, fill, q_pair + next);
+            pos = _mm512_mask_expandloadu_epi32(pos, fill, q_pos + next);
+            end = _mm512_mask_expandloadu_epi32(end, fill, q_end + next);
+            sc = _mm512_mask_expandloadu_ps(sc, fill, pair_scale + next);
+            best = _mm512_mask_mov_ps(best, fill, _mm512_set1_ps(FLT_MAX));
+            best_word = _mm512_mask_mov_epi32(best_word, fill, _mm512_setzero_si512());
+            active |= fill;
+            next += take;
+            const __m512i quad4 = _mm512_slli_epi32(_mm512_and_si512(pair, seven), 2);
+            for (int i = 0; i < 4; ++i) {
+                const __m512i at = _mm512_add_epi32(quad4, _mm512_set1_epi32(i));
+                x[i] = _mm512_permutex2var_ps(xlo, at, xhi);
+                w[i] = _mm512_permutex2var_ps(wlo, at, whi);
+            }
+        }
+        const __m512i li = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), active, pos,
+                                                       words, 4);
+        __m512 d2 = _mm512_setzero_ps();
+        for (int i = 0; i < 4; ++i) {
+            /* byte i is 8i + l: its low 4 bits pick 2l + 1 from qtab */
+            const __m512 q = _mm512_permutexvar_ps(_mm512_srli_epi32(li, 8 * i), qtab);
+            const __m512 d = _mm512_sub_ps(_mm512_mul_ps(sc, q), x[i]);
+            d2 = _mm512_add_ps(d2, _mm512_mul_ps(_mm512_mul_ps(w[i], d), d));
+        }
+        const __mmask16 lt = _mm512_mask_cmp_ps_mask(active, d2, best, _CMP_LT_OQ);
+        best = _mm512_mask_mov_ps(best, lt, d2);
+        best_word = _mm512_mask_mov_epi32(best_word, lt, li);
+        pos = _mm512_add_epi32(pos, _mm512_set1_epi32(1));
+        const __mmask16 done = _mm512_mask_cmpge_epi32_mask(active, pos, end);
+        if (done) {
+            /* a word is never 0 (byte 1 >= 8): 0 means no candidate was below FLT_MAX */
+            if (_mm512_mask_cmpeq_epi32_mask(done, best_word, _mm512_setzero_si512()))
+                return -1;
+            _mm512_mask_i32scatter_epi32(L, done, pair, _mm512_and_si512(best_word, levels), 4);
+            active &= (__mmask16)~done;
+        }
+    }
+    trial_sums(xval, weight, 32, ntrials, out->L[0], 32, out->sumqx, out->sumq2);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* IQ1 split searches                                                        */
+/* ------------------------------------------------------------------------- */
+
+/* iq1.c's decoded values of the coordinates 0, 1, 2 for a delta of + / -. */
+static const float x_plus[3]  = { -1 + GQ_IQ1S_DELTA,  GQ_IQ1S_DELTA, 1 + GQ_IQ1S_DELTA };
+static const float x_minus[3] = { -1 - GQ_IQ1S_DELTA, -GQ_IQ1S_DELTA, 1 - GQ_IQ1S_DELTA };
+
+/* Lanes passing the scalar's test sumq2 > 0 && sumqx * sumqx > best * sumq2. */
+static inline __mmask16 passing(__mmask16 lanes, __m512 qx, __m512 q2, float best)
+{
+    const __mmask16 pos = _mm512_mask_cmp_ps_mask(lanes, q2, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_mask_cmp_ps_mask(pos, _mm512_mul_ps(qx, qx),
+                                   _mm512_mul_ps(_mm512_set1_ps(best), q2), _CMP_GT_OQ);
+}
+
+typedef struct split_best {
+    float score, scale;
+    int   i1, i2, variant;
+} split_best;
+
+/*
+ * Runs the scalar's sequential comparisons over one chunk of candidates:
+ * nv variants per lane (scalar order: lane, then variant), lane l meaning
+ * i2 = i2_0 + l. qx/q2 hold [variant] vectors.
+ */
+static void scan_chunk(const __m512 *qx, const __m512 *q2, int nv, __mmask16 valid, int i1,
+                       int i2_0, split_best *b)
+{
+    __mmask16 m[4];
+    uint64_t any = 0;
+    for (int v = 0; v < nv; ++v) {
+        m[v] = passing(valid, qx[v], q2[v], b->score);
+        any |= m[v];
+    }
+    if (!any)
+        return;
+    /* what the scalar computes for a winner: scale = qx / q2, score = scale * qx */
+    float fscale[4][16], fscore[4][16], fqxx[4][16], fq2[4][16];
+    for (int v = 0; v < nv; ++v) {
+        const __m512 scale = _mm512_div_ps(qx[v], q2[v]);
+        _mm512_storeu_ps(fscale[v], scale);
+        _mm512_storeu_ps(fscore[v], _mm512_mul_ps(scale, qx[v]));
+        _mm512_storeu_ps(fqxx[v], _mm512_mul_ps(qx[v], qx[v]));
+        _mm512_storeu_ps(fq2[v], q2[v]);
+    }
+    /*
+     * Fast path: while the best score never drops below its value at entry,
+     * S0, a candidate that failed against S0 fails against it too (q2 > 0
+     * and x -> x * q2 rounds monotonically), so only the candidates passing
+     * against S0 need the scalar's test, in order. If a winner's score is
+     * below S0 (or NaN), the loop below finishes the chunk from there.
+     */
+    const float s0 = b->score;
+    uint64_t passed = 0;
+    for (int v = 0; v < nv; ++v)
+        passed |= _pdep_u64(m[v], (nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull) << v);
+    for (; passed; passed &= passed - 1) {
+        const int pos = __builtin_ctzll(passed);
+        const int lane = pos / nv, var = pos % nv;
+        if (!(fqxx[var][lane] > b->score * fq2[var][lane]))
+            continue;
+        b->scale = fscale[var][lane];
+        b->score = fscore[var][lane];
+        b->i1 = i1;
+        b->i2 = i2_0 + lane;
+        b->variant = var;
+        if (b->score >= s0)
+            continue;
+        for (int v = 0; v < nv; ++v) {
+            const int first = v > var ? lane : lane + 1;
+            const __mmask16 after = first >= 16 ? 0 : (__mmask16)(0xFFFFu << first);
+            m[v] = passing(valid & after, qx[v], q2[v], b->score);
+        }
+        break;
+    }
+    if (!passed)
+        return;
+    for (;;) {
+        /* candidates in scalar order: bit nv * lane + variant */
+        uint64_t order = 0;
+        for (int v = 0; v < nv; ++v)
+            order |= _pdep_u64(m[v], (nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull) << v);
+        if (!order)
+            return;
+        const int pos = __builtin_ctzll(order);
+        const int lane = pos / nv, var = pos % nv;
+        b->scale = fscale[var][lane];
+        b->score = fscore[var][lane];
+        b->i1 = i1;
+        b->i2 = i2_0 + lane;
+        b->variant = var;
+        /* the candidates after (lane, var), compared with the new best */
+        for (int v = 0; v < nv; ++v) {
+            const int first = v > var ? lane : lane + 1;
+            const __mmask16 after = first >= 16 ? 0 : (__mmask16)(0xFFFFu << first);
+            m[v] = passing(valid & after, qx[v], q2[v], b->score);
+        }
+    }
+}
+
+static bool iq1s_split_avx512(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
+                              int *shift_out, float *scale_io)
+{
+    enum { N = 32 };
+    const float *xv[2] = { x_plus, x_minus };
+    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
+    const __m512 zero = _mm512_setzero_ps();
+    for (int i1 = 0; i1 <= N; ++i1) {
+        const __m512 x1 = _mm512_set1_ps(sumx[i1] - sumx[0]), xn = _mm512_set1_ps(sumx[N]);
+        const __m512 w1 = _mm512_set1_ps(sumw[i1] - sumw[0]), wn = _mm512_set1_ps(sumw[N]);
+        const __m512 xi1 = _mm512_set1_ps(sumx[i1]), wi1 = _mm512_set1_ps(sumw[i1]);
+        for (int i2 = i1; i2 <= N; i2 += 16) {
+            const __mmask16 valid = first_lanes(N + 1 - i2);
+            const __m512 x2 = _mm512_mask_loadu_ps(zero, valid, sumx + i2);
+            const __m512 w2 = _mm512_mask_loadu_ps(zero, valid, sumw + i2);
+            const __m512 dx12 = _mm512_sub_ps(x2, xi1), dx2n = _mm512_sub_ps(xn, x2);
+            const __m512 dw12 = _mm512_sub_ps(w2, wi1), dw2n = _mm512_sub_ps(wn, w2);
+            __m512 qx[2], q2[2];
+            for (int s = 0; s < 2; ++s) {
+                const __m512 v0 = _mm512_set1_ps(xv[s][0]), v1 = _mm512_set1_ps(xv[s][1]);
+                const __m512 v2 = _mm512_set1_ps(xv[s][2]);
+                qx[s] = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x1, v0), _mm512_mul_ps(dx12, v1)),
+                                      _mm512_mul_ps(dx2n, v2));
+                q2[s] = _mm512_add_ps(
+                    _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(w1, v0), v0),
+                                  _mm512_mul_ps(_mm512_mul_ps(dw12, v1), v1)),
+                    _mm512_mul_ps(_mm512_mul_ps(dw2n, v2), v2));
+            }
+            scan_chunk(qx, q2, 2, valid, i1, i2, &b);
+        }
+    }
+    *scale_io = b.scale;
+    *i1_out = b.i1;
+    *i2_out = b.i2;
+    *shift_out = b.variant < 0 ? 0 : b.variant == 0 ? 1 : -1;
+    return b.i1 >= 0 && b.i2 >= 0 && b.variant >= 0;
+}
+
+static bool iq1m_split_avx512(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, int *k_out,
+                              float *scale_io)
+{
+    enum { N = 16 };
+    const float *values[2] = { x_plus, x_minus };
+    float d01[2], d12[2], cx[2][2], cw[2][2]; /* as gq_iq1m_split_scalar */
+    for (int s = 0; s < 2; ++s) {
+        const float *v = values[s];
+        d01[s] = v[0] * v[0] - v[1] * v[1];
+        d12[s] = v[1] * v[1] - v[2] * v[2];
+        for (int h = 0; h < 2; ++h) {
+            cx[h][s] = sums->sx[h][N] * v[2];
+            cw[h][s] = sums->sw[h][N] * v[2] * v[2];
+        }
+    }
+    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
+    const __m512 zero = _mm512_setzero_ps();
+    for (int i1 = 0; i1 <= N; ++i1) {
+        float a[2][2];
+        for (int h = 0; h < 2; ++h)
+            for (int s = 0; s < 2; ++s)
+                a[h][s] = sums->sw[h][i1] * d01[s] + cw[h][s];
+        for (int i2 = i1; i2 <= N; i2 += 16) {
+            const __mmask16 valid = first_lanes(N + 1 - i2);
+            __m512 qxh[2][2], q2h[2][2];
+            for (int h = 0; h < 2; ++h) {
+                const __m512 sx2 = _mm512_mask_loadu_ps(zero, valid, sums->sx[h] + i2);
+                const __m512 sw2 = _mm512_mask_loadu_ps(zero, valid, sums->sw[h] + i2);
+                const __m512 sxx = _mm512_add_ps(sx2, _mm512_set1_ps(sums->sx[h][i1]));
+                for (int s = 0; s < 2; ++s) {
+                    qxh[h][s] = _mm512_sub_ps(_mm512_set1_ps(cx[h][s]), sxx);
+                    q2h[h][s] = _mm512_add_ps(_mm512_mul_ps(sw2, _mm512_set1_ps(d12[s])),
+                                              _mm512_set1_ps(a[h][s]));
+                }
+            }
+            __m512 qx[4], q2[4];
+            for (int k = 0; k < 4; ++k) {
+                qx[k] = _mm512_add_ps(qxh[0][k >> 1], qxh[1][k & 1]);
+                q2[k] = _mm512_add_ps(q2h[0][k >> 1], q2h[1][k & 1]);
+            }
+            scan_chunk(qx, q2, 4, valid, i1, i2, &b);
+        }
+    }
+    *scale_io = b.scale;
+    *i1_out = b.i1;
+    *i2_out = b.i2;
+    *k_out = b.variant;
+    return b.i1 >= 0 && b.i2 >= 0 && b.variant >= 0;
+}
+
+/*
+ * The positions of xb[0..n) in ascending order: position j goes to rank
+ * #{i: x_i < x_j}. That is the one order any sort gives when the values are
+ * distinct and not NaN; otherwise (ties decide the order) the C library's
+ * qsort decides, as in the scalar.
+ */
+static void iq1_sort_avx512(int n, const float *xb, int32_t *order)
+{
+    const __mmask16 v0 = first_lanes(n), v1 = n > 16 ? first_lanes(n - 16) : 0;
+    const __m512 a = _mm512_maskz_loadu_ps(v0, xb), b = _mm512_maskz_loadu_ps(v1, xb + 16);
+    if (_mm512_mask_cmp_ps_mask(v0, a, a, _CMP_UNORD_Q) ||
+        _mm512_mask_cmp_ps_mask(v1, b, b, _CMP_UNORD_Q)) {
+        gq_iq1_sort_scalar(n, xb, order);
+        return;
+    }
+    for (int j = 0; j < n; ++j) {
+        const __m512 x = _mm512_set1_ps(xb[j]);
+        const int eq = __builtin_popcount(_mm512_mask_cmp_ps_mask(v0, a, x, _CMP_EQ_OQ)) +
+                       __builtin_popcount(_mm512_mask_cmp_ps_mask(v1, b, x, _CMP_EQ_OQ));
+        if (eq > 1) {
+            gq_iq1_sort_scalar(n, xb, order);
+            return;
+        }
+        const int rank = __builtin_popcount(_mm512_mask_cmp_ps_mask(v0, a, x, _CMP_LT_OQ)) +
+                         __builtin_popcount(_mm512_mask_cmp_ps_mask(v1, b, x, _CMP_LT_OQ));
+        order[rank] = j;
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* The quantizers                                                            */
+/* ------------------------------------------------------------------------- */
+
+static const gq_iq_search_ops ops = {
+    .nearest8   = nearest8_avx512,
+    .iq2_round8 = iq2_round8_avx512,
+    .iq2_trials = iq2_trials_avx512,
+    .iq3_round4 = iq3_round4_avx512,
+    .iq3_trials = iq3_trials_avx512,
+    .iq1s_split = iq1s_split_avx512,
+    .iq1m_split = iq1m_split_avx512,
+    .iq1_sort   = iq1_sort_avx512,
+};
+
+#define IQ_QUANTIZER(t)                                                                 \
+    static int quantize_##t##_avx512(const float *src, void *dst, int64_t nrows,        \
+                                     int64_t n_per_row, const float *imatrix)           \
+    {                                                                                   \
+        return gq_quantize_##t##_ops(&ops, src, dst, nrows, n_per_row, imatrix);        \
+    }
+IQ_QUANTIZER(iq2_xxs)
+IQ_QUANTIZER(iq2_xs)
+IQ_QUANTIZER(iq2_s)
+IQ_QUANTIZER(iq3_xxs)
+IQ_QUANTIZER(iq3_s)
+IQ_QUANTIZER(iq1_s)
+IQ_QUANTIZER(iq1_m)
+#undef IQ_QUANTIZER
+
+void gq_avx512_fill_iq_quant(gq_kernels t[GGUFQ_TYPE_COUNT])
+{
+    t[GGUFQ_TYPE_IQ2_XXS].quantize = quantize_iq2_xxs_avx512;
+    t[GGUFQ_TYPE_IQ2_XS].quantize  = quantize_iq2_xs_avx512;
+    t[GGUFQ_TYPE_IQ2_S].quantize   = quantize_iq2_s_avx512;
+    t[GGUFQ_TYPE_IQ3_XXS].quantize = quantize_iq3_xxs_avx512;
+    t[GGUFQ_TYPE_IQ3_S].quantize   = quantize_iq3_s_avx512;
+    t[GGUFQ_TYPE_IQ1_S].quantize   = quantize_iq1_s_avx512;
+    t[GGUFQ_TYPE_IQ1_M].quantize   = quantize_iq1_m_avx512;
+}
