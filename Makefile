@@ -60,24 +60,11 @@ test-neon:
 	qemu-aarch64 build-neon/ggufq cpu
 	cd build-neon && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# Lower x86 paths on an AVX-512 machine: the suite under emulated CPUs.
-# Haswell hides AVX-512 (dispatch must pick avx2), Nehalem hides AVX (scalar).
-# Under qemu's emulation the differential tests against ggml (which spend
-# minutes in ggml's own reference code) are left to the native per-ISA runs
-# (test@avx2, test@scalar); everything else runs here.
-FALLBACK_TESTS := test_golden|test_simd|test_types|test_reader|test_writer|test_sleef|test_parallel|test_threads|cli_
-test-x86-fallbacks: build peer
+# Lower x86 paths on an AVX-512 machine: the built suite under emulated
+# Haswell (dispatch must pick avx2) and Nehalem (scalar) CPUs.
+test-x86-fallbacks: build
 	@sh scripts/install-deps --qemu
-	@for cpu in Haswell Nehalem; do \
-	  dir=build-qemu-$$cpu; \
-	  cmake -S . -B $$dir -DCMAKE_BUILD_TYPE=Release -DGGUFQ_BUILD_BENCH=OFF \
-	    "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/qemu-x86_64;-cpu;$$cpu" >/dev/null || exit 1; \
-	  cmake --build $$dir -j $(JOBS) >/dev/null || exit 1; \
-	  echo "== x86-64 test suite under qemu-x86_64 -cpu $$cpu =="; \
-	  qemu-x86_64 -cpu $$cpu $$dir/ggufq cpu 2>/dev/null || exit 1; \
-	  (cd $$dir && ctest --output-on-failure -j $(JOBS) --timeout 900 \
-	    -R '$(FALLBACK_TESTS)') || exit 1; \
-	done
+	sh scripts/test-x86-fallbacks $(BUILD)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (leak detection on), every ISA.
 test-asan: deps peer
@@ -136,4 +123,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-neon build-asan build-tsan build-qemu-Haswell build-qemu-Nehalem build-fuzz
+	rm -rf $(BUILD) build-neon build-asan build-tsan build-fuzz
