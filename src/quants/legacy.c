@@ -32,13 +32,19 @@ _Static_assert(sizeof(blk_q8_0) == 34, "q8_0 block");
 _Static_assert(sizeof(blk_q8_1) == 36, "q8_1 block");
 
 /*
- * ggml converts float -> int8_t/uint8_t directly; x86 compilers do that as a
- * truncating conversion to int32 followed by keeping the low byte. Going
- * through int explicitly gives the same bytes without relying on the
- * (undefined) direct conversion of out-of-range values.
+ * ggml converts float -> int8_t/uint8_t directly; the peer (x86) does that as
+ * a truncating conversion to int32 (cvttss2si: NaN and out-of-range give
+ * INT32_MIN) followed by keeping the low byte. We spell that out, so the bytes
+ * are the same on every CPU and no conversion is undefined behaviour.
  */
-static inline int8_t trunc_to_i8(float v)  { return (int8_t)(int)v; }
-static inline uint8_t trunc_to_u8(float v) { return (uint8_t)(int)v; }
+static inline int32_t trunc_to_i32_x86(float v)
+{
+    if (!(v > -2147483904.0f && v < 2147483648.0f))   /* NaN or out of int32 range */
+        return INT32_MIN;
+    return (int32_t)v;
+}
+static inline int8_t trunc_to_i8(float v)  { return (int8_t)trunc_to_i32_x86(v); }
+static inline uint8_t trunc_to_u8(float v) { return (uint8_t)trunc_to_i32_x86(v); }
 
 /* The entry of largest magnitude, keeping its sign (first one wins ties). */
 static inline float block_signed_absmax(const float *x)

@@ -111,7 +111,12 @@ static int64_t arch_int(const ggufq_file *f, const char *arch, const char *suffi
     return ggufq_value_int(&v, &x) == GGUFQ_OK ? x : 0;
 }
 
-static void model_info(const ggufq_file *f, gq_model_info *m, char *arch_buf, size_t cap)
+/* Model counts larger than this are not real models; they would overflow the
+ * policy's int arithmetic (e.g. 7 * n_layer / 8). */
+#define MAX_MODEL_COUNT 1000000
+
+static int model_info(const ggufq_file *f, gq_model_info *m, char *arch_buf, size_t cap,
+                      ggufq_error *err)
 {
     memset(m, 0, sizeof *m);
     arch_buf[0] = '\0';
@@ -125,13 +130,20 @@ static void model_info(const ggufq_file *f, gq_model_info *m, char *arch_buf, si
     m->arch = arch_buf;
     m->known_arch = arch_buf[0] != '\0';
     if (!m->known_arch)
-        return;
-    m->n_layer = arch_int(f, arch_buf, "block_count");
-    m->n_head = arch_int(f, arch_buf, "attention.head_count");
-    m->n_head_kv = arch_int(f, arch_buf, "attention.head_count_kv");
+        return GGUFQ_OK;
+    static const char *const keys[] = { "block_count", "attention.head_count",
+                                        "attention.head_count_kv", "expert_count" };
+    int64_t *dst[] = { &m->n_layer, &m->n_head, &m->n_head_kv, &m->n_expert };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        *dst[i] = arch_int(f, arch_buf, keys[i]);
+        if (*dst[i] < 0 || *dst[i] > MAX_MODEL_COUNT)
+            return gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: %s.%s = %lld is not a plausible count "
+                              "(0..%d)", ggufq_file_name(f), arch_buf, keys[i],
+                              (long long)*dst[i], MAX_MODEL_COUNT);
+    }
     if (m->n_head_kv == 0)
         m->n_head_kv = m->n_head;
-    m->n_expert = arch_int(f, arch_buf, "expert_count");
+    return GGUFQ_OK;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -323,8 +335,9 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     } else {
         gq_model_info model;
         char arch[128];
-        model_info(s->files[0], &model, arch, sizeof arch);
-        rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
+        rc = model_info(s->files[0], &model, arch, sizeof arch, err);
+        if (rc == GGUFQ_OK)
+            rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
         if (rc == GGUFQ_OK)
             rc = size_outputs(p, err);
         if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SHAPE)   /* about a tensor of the input */

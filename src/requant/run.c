@@ -196,8 +196,11 @@ static void convert_rows(const tensor_job *j, int64_t first_row, int64_t r0, int
     }
     const float *x;
     float *dst = f32 + (size_t)(r0 - first_row) * (size_t)j->ne0;
-    if (in_t == GGUFQ_TYPE_F32) {
+    if (in_t == GGUFQ_TYPE_F32 && ((uintptr_t)src % _Alignof(float)) == 0) {
         x = (const float *)(const void *)src;
+    } else if (in_t == GGUFQ_TYPE_F32) {   /* general.alignment 1 can place floats anywhere */
+        memcpy(dst, src, nin);
+        x = dst;
     } else {
         int rc = ggufq_dequantize(in_t, src, dst, (r1 - r0) * j->ne0);
         if (rc < 0) {
