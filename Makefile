@@ -10,6 +10,7 @@
 #   make test-asan  build with AddressSanitizer + UBSan and run the suite
 #   make test-tsan  build with ThreadSanitizer (clang, libomp) and run the threaded tests
 #   make fuzz SECONDS=N  build the libFuzzer targets (clang) into build-fuzz/, run each for N seconds
+#                   (FUZZ_FLAGS=-fno-sanitize=... to look past a known bug)
 #   make install    cmake --install build (PREFIX=/usr/local)
 #   make clean      remove build/
 
@@ -21,6 +22,7 @@ SAMPLE   := tests/data/llama-2-tiny-random.gguf
 BENCH_ARGS ?=
 SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert
+FUZZ_FLAGS ?=
 
 .PHONY: all build deps configure run test bench install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz
 
@@ -98,7 +100,7 @@ test-tsan: peer
 # (new inputs stay in build-fuzz/corpus/<target>, crashes go to build-fuzz/artifacts/<target>/).
 fuzz:
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DGGUFQ_BUILD_BENCH=OFF -DGGUFQ_BUILD_CLI=OFF -DGGUFQ_FUZZ=ON
+	  -DGGUFQ_BUILD_BENCH=OFF -DGGUFQ_BUILD_CLI=OFF -DGGUFQ_FUZZ=ON "-DGGUFQ_FUZZ_FLAGS=$(FUZZ_FLAGS)"
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t build-fuzz/artifacts/$$t; \
