@@ -157,7 +157,8 @@ static void fill_isa_table(ggufq_isa isa)
     static const gq_fill_fn neon[] = {
         gq_neon_fill_float, gq_neon_fill_legacy, gq_neon_fill_lowbit, gq_neon_fill_kquants,
         gq_neon_fill_iq1, gq_neon_fill_iq2, gq_neon_fill_iq3, gq_neon_fill_iq4,
-        gq_neon_fill_ternary, gq_neon_fill_fp4, gq_neon_fill_kquants_quant, NULL };
+        gq_neon_fill_ternary, gq_neon_fill_fp4, gq_neon_fill_kquants_quant,
+        gq_neon_fill_iq_quant, NULL };
     const gq_fill_fn *fills = isa == GGUFQ_ISA_NEON ? neon : none;
 #else
     const gq_fill_fn *fills = none;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "simd/legacy_imatrix.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
@@ -252,7 +253,7 @@ static inline void store_5bit(const __m256i c[4], uint8_t *qh, uint8_t *qs)
 static int quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (imatrix)
-        return gq_quantize_q4_0(src, dst, nrows, n_per_row, imatrix);
+        return gq_avx2_quantize_q4_0_imatrix(src, dst, nrows, n_per_row, imatrix);
     const int64_t nb = nrows * (n_per_row / QK);
     uint8_t *y = dst;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
@@ -275,7 +276,7 @@ static int quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_p
 static int quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (imatrix)
-        return gq_quantize_q5_0(src, dst, nrows, n_per_row, imatrix);
+        return gq_avx2_quantize_q5_0_imatrix(src, dst, nrows, n_per_row, imatrix);
     const int64_t nb = nrows * (n_per_row / QK);
     uint8_t *y = dst;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
@@ -298,7 +299,7 @@ static int quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_p
 static int quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (imatrix)
-        return gq_quantize_q4_1(src, dst, nrows, n_per_row, imatrix);
+        return gq_avx2_quantize_q4_1_imatrix(src, dst, nrows, n_per_row, imatrix);
     const int64_t nb = nrows * (n_per_row / QK);
     const __m256i fifteen = _mm256_set1_epi32(15);
     uint8_t *y = dst;
@@ -329,7 +330,7 @@ static int quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_p
 static int quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     if (imatrix)
-        return gq_quantize_q5_1(src, dst, nrows, n_per_row, imatrix);
+        return gq_avx2_quantize_q5_1_imatrix(src, dst, nrows, n_per_row, imatrix);
     const int64_t nb = nrows * (n_per_row / QK);
     uint8_t *y = dst;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
