@@ -291,6 +291,17 @@ GGUFQ_API uint64_t    ggufq_file_size(const ggufq_file *f);
 GGUFQ_API uint64_t    ggufq_file_alignment(const ggufq_file *f);
 GGUFQ_API uint64_t    ggufq_file_data_offset(const ggufq_file *f); /* start of the tensor data section */
 
+/**
+ * For streaming through a mapped file bigger than RAM (e.g. one tensor at a
+ * time): the bytes [data, data + size), inside the file's bytes (a tensor's
+ * ggufq_tensor_info.data, or part of it), will not be read again soon. The
+ * whole pages inside that range leave this process's resident memory;
+ * reading them later still works (the kernel maps them again from the
+ * file). Returns GGUFQ_OK, also for files opened from memory (where it does
+ * nothing), or GGUFQ_E_INVALID_ARG for a range outside the file.
+ */
+GGUFQ_API int ggufq_file_release(const ggufq_file *f, const void *data, size_t size);
+
 /* Metadata: keys are indexed 0..kv_count-1 in file order. */
 GGUFQ_API int64_t     ggufq_kv_count(const ggufq_file *f);
 /** Index of a key, or GGUFQ_E_NOT_FOUND. O(1). */

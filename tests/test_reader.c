@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -687,6 +689,72 @@ static void test_agrees_with_peer(void **state)
     dlclose(h);
 }
 
+/* Resident bytes of the mapping holding p, from /proc/self/smaps (-1 if not found). */
+static long mapping_rss_kb(const void *p)
+{
+    FILE *fp = fopen("/proc/self/smaps", "r");
+    if (!fp)
+        return -1;
+    char line[512];
+    bool inside = false;
+    long rss = -1;
+    while (fgets(line, sizeof line, fp)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (inside && sscanf(line, "Rss: %ld kB", &rss) == 1)
+            break;
+    }
+    fclose(fp);
+    return rss;
+}
+
+/* ggufq_file_release drops the pages from memory, never the bytes. */
+static void test_release_pages(void **state)
+{
+    (void)state;
+    ggufq_file *f = open_ok(tu_path(FIXTURE));
+    ggufq_tensor_info t;
+    assert_int_equal(ggufq_tensor_at(f, 11, &t), GGUFQ_OK);   /* output.weight, 512,000 bytes */
+    const uint8_t *data = t.data;
+    uint8_t *copy = malloc((size_t)t.size);
+    assert_non_null(copy);
+    memcpy(copy, data, (size_t)t.size);
+    long before = mapping_rss_kb(data);
+    assert_int_equal(ggufq_file_release(f, data, (size_t)t.size), GGUFQ_OK);
+    long after = mapping_rss_kb(data);
+    if (before >= 0) {   /* /proc may be missing in odd sandboxes */
+        assert_true(before >= 400);
+        assert_true(after <= before - 400);
+    }
+    assert_memory_equal(copy, data, (size_t)t.size);   /* read back from the file */
+    /* partial pages, empty ranges, the whole file */
+    assert_int_equal(ggufq_file_release(f, data + 1, 10), GGUFQ_OK);
+    assert_int_equal(ggufq_file_release(f, data, 0), GGUFQ_OK);
+    assert_int_equal(ggufq_file_release(f, (const uint8_t *)t.data - t.offset - ggufq_file_data_offset(f),
+                                        (size_t)ggufq_file_size(f)), GGUFQ_OK);
+    assert_memory_equal(copy, data, (size_t)t.size);
+    /* outside the file */
+    assert_int_equal(ggufq_file_release(f, data, (size_t)ggufq_file_size(f)), GGUFQ_E_INVALID_ARG);
+    assert_int_equal(ggufq_file_release(f, copy, 1), GGUFQ_E_INVALID_ARG);
+    assert_int_equal(ggufq_file_release(f, NULL, 1), GGUFQ_E_INVALID_ARG);
+    assert_int_equal(ggufq_file_release(NULL, data, 1), GGUFQ_E_INVALID_ARG);
+    ggufq_close(f);
+
+    /* a file in memory: nothing to drop, bytes untouched */
+    ggufq_file *m = NULL;
+    ggufq_error err;
+    size_t n = 0;
+    uint8_t *bytes = tu_read_file(tu_path(FIXTURE), &n);
+    assert_non_null(bytes);
+    assert_int_equal(ggufq_open_memory(bytes, n, "fixture", NULL, &m, &err), GGUFQ_OK);
+    assert_int_equal(ggufq_file_release(m, bytes + 4096, 65536), GGUFQ_OK);
+    assert_int_equal(bytes[0], 'G');
+    ggufq_close(m);
+    free(bytes);
+    free(copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_valid_edge_cases),
         cmocka_unit_test(test_api_misuse),
         cmocka_unit_test(test_agrees_with_peer),
+        cmocka_unit_test(test_release_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

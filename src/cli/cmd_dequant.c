@@ -186,6 +186,7 @@ static int convert_tensor(dequant_job *job, int64_t index)
             report_writer(job, rc, t.name);
         else if (input_changed(job))
             rc = GGUFQ_E_IO;
+        ggufq_file_release(job->in, t.data, (size_t)t.size);
         return rc;
     }
     /* Chunks of whole blocks (block sizes are at most 256 today). */
@@ -220,6 +221,9 @@ static int convert_tensor(dequant_job *job, int64_t index)
             report_writer(job, rc, t.name);
             return rc;
         }
+        /* bounded memory: the input pages of this chunk are done with */
+        ggufq_file_release(job->in, (const uint8_t *)t.data + (size_t)(first / bs) * ggufq_type_block_bytes(t.type),
+                           ggufq_row_size(t.type, n));
     }
     return GGUFQ_OK;
 }

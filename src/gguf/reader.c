@@ -667,6 +667,38 @@ uint64_t    ggufq_file_size(const ggufq_file *f)      { return f ? f->size : 0; 
 uint64_t    ggufq_file_alignment(const ggufq_file *f) { return f ? f->alignment : 0; }
 uint64_t    ggufq_file_data_offset(const ggufq_file *f) { return f ? f->data_offset : 0; }
 
+/* The whole pages inside [data, data + size) (pages shared with bytes still
+ * in use stay); *len is 0 when there are none or the file is not mapped. */
+static int mapped_pages(const ggufq_file *f, const void *data, size_t size, uint8_t **start, size_t *len)
+{
+    *len = 0;
+    if (!f || (!data && size))
+        return GGUFQ_E_INVALID_ARG;
+    const uintptr_t base = (uintptr_t)f->data, p = (uintptr_t)data;
+    if (size && (p < base || p - base > f->size || size > f->size - (p - base)))
+        return GGUFQ_E_INVALID_ARG;
+    if (!f->map || !size)
+        return GGUFQ_OK;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = (p + page - 1) & ~(page - 1), hi = (p + size) & ~(page - 1);
+    if (hi > lo) {
+        *start = (uint8_t *)lo;
+        *len = hi - lo;
+    }
+    return GGUFQ_OK;
+}
+
+int ggufq_file_release(const ggufq_file *f, const void *data, size_t size)
+{
+    uint8_t *start;
+    size_t len;
+    int rc = mapped_pages(f, data, size, &start, &len);
+    /* Read-only private file mapping: dropped pages are re-read from the file. */
+    if (rc == GGUFQ_OK && len)
+        (void)madvise(start, len, MADV_DONTNEED);
+    return rc;
+}
+
 int64_t ggufq_kv_count(const ggufq_file *f)
 {
     return f ? f->n_kv : GGUFQ_E_INVALID_ARG;

@@ -418,6 +418,9 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
         size_t n = (size_t)(c1 - c0) * (copy ? j.in_row : j.out_row);
         if ((rc = ggufq_writer_write(w, bytes, n)) < 0)
             return writer_status(w, rc, err);
+        /* Bounded memory: drop the input pages of the chunk just written (the
+         * whole mapped file would otherwise end up resident). */
+        ggufq_file_release(f, j.src + (size_t)c0 * j.in_row, (size_t)(c1 - c0) * j.in_row);
         st->pr.bytes_done += (uint64_t)(c1 - c0) * j.in_row;
         st->pr.bytes_written += n;
         if ((rc = report_progress(st, err)) < 0)
