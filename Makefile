@@ -24,7 +24,7 @@ SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert
 FUZZ_FLAGS ?=
 
-.PHONY: all build deps configure run test bench install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz
+.PHONY: all build deps configure run test bench bench-requant install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz
 
 all: build
 
@@ -120,6 +120,11 @@ bench: deps
 	@$(MAKE) --no-print-directory peer
 	./$(BUILD)/ggufq bench $(BENCH_ARGS)
 	@echo "More: ./$(BUILD)/ggufq bench --help; google/benchmark suite: ./$(BUILD)/bench/ggufq-bench"
+
+bench-requant: deps
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory peer
+	./$(BUILD)/ggufq bench --requant $(BENCH_ARGS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

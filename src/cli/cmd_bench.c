@@ -36,6 +36,7 @@
 #include <omp.h>
 #endif
 
+#include "bench.h"
 #include "cli.h"
 #include "json.h"
 
@@ -264,8 +265,17 @@ typedef struct peer {
 #define AS_FN(fn_type, obj) ((fn_type)(obj))
 
 /* <dir of this program>/PEER_SUBDIR, where `make test` fetches the peer for the build dir. */
-static void default_peer_dir(char *buf, size_t size)
+void bench_peer_dir(const char *given, char *buf, size_t size)
 {
+    const char *env = getenv("GGUFQ_PEER_DIR");
+    if (given) {
+        snprintf(buf, size, "%s", given);
+        return;
+    }
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return;
+    }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
@@ -288,13 +298,7 @@ static bool peer_open(peer *p, const bench_opts *o)
         return true;
     }
     char dir[PATH_MAX + 64];
-    const char *env = getenv("GGUFQ_PEER_DIR");
-    if (o->peer_dir)
-        snprintf(dir, sizeof dir, "%s", o->peer_dir);
-    else if (env && *env)
-        snprintf(dir, sizeof dir, "%s", env);
-    else
-        default_peer_dir(dir, sizeof dir);
+    bench_peer_dir(o->peer_dir, dir, sizeof dir);
     snprintf(p->path, sizeof p->path, "%s/%s", dir, PEER_LIB);
     if (access(p->path, R_OK) != 0) {
         snprintf(p->why, sizeof p->why, "%s not found (--peer DIR or GGUFQ_PEER_DIR; 'make peer' fetches it)",
@@ -1010,6 +1014,9 @@ static int bench_mt(const bench_opts *o)
 
 int cmd_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--requant") == 0)
+            return bench_requant(argc, argv);
     bench_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0)

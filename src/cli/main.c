@@ -92,7 +92,9 @@ static const command commands[] = {
     { "bench", cmd_bench,
       "Measure the kernels' speed (and ggml's, side by side)",
       "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--seconds S] [--quantize]\n"
-      "                   [--peer DIR | --no-peer] [--no-memset] [--json]",
+      "                   [--peer DIR | --no-peer] [--no-memset] [--json]\n"
+      "       ggufq bench --requant [--model IN.gguf] [--target T[,T...]] [--threads N]\n"
+      "                   [--runs R] [--peer DIR | --no-peer] [--json]",
       "Time dequantization (and with --quantize, quantization) of each type with\n"
       "each ISA's kernels, on one thread, over 65536 weights that stay in the\n"
       "cache: Mweights/s and GB/s of f32 output (of f32 input for quantization),\n"
@@ -120,6 +122,14 @@ static const command commands[] = {
       "                  \"ggml\"), \"mweights_per_s\", \"gb_per_s\", \"vs_ggml\"}, ...],\n"
       "                  \"geomean_vs_ggml\": {\"dequantize\": {isa: ratio}, ...}}\n"
       "  -h, --help     Show this help\n"
+      "\n"
+      "With --requant: requantize a model end to end with ggufq_requant and with\n"
+      "llama.cpp's llama_model_quantize (the peer's libllama), each run in a\n"
+      "fresh process: best wall time of R runs (default 3), peak resident\n"
+      "memory, and whether the two outputs have the same tensor bytes and are\n"
+      "the same file. Without --model, a synthetic 58 M-weight F16 llama is\n"
+      "written to $TMPDIR first. --target defaults to q4_K,Q4_K_M; --threads\n"
+      "to all cores (both sides get the same count).\n"
       "\n"
       "The numbers vary from run to run by a few percent; compare ratios.\n"
       "The google/benchmark suite build/bench/ggufq-bench also times data\n"

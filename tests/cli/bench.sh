@@ -5,6 +5,7 @@
 # Run by ctest as: sh bench.sh <path-to-ggufq> <tests-dir>
 set -u
 GGUFQ=$1
+TESTS=$2
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-bench.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM HUP
@@ -119,6 +120,31 @@ expect 0 "bench --json --quantize --no-peer"
 json_ok "$TMP/out" "bench --json --quantize" \
     "doc['peer'] is None and [r['impl'] for r in doc['quantize']] == ['scalar'] and \
      doc['geomean_vs_ggml']['quantize']['scalar'] is None"
+
+# ---- bench --requant ------------------------------------------------------------------
+FIXTURE="$TESTS/data/llama-2-tiny-random.gguf"
+run bench --requant --model "$FIXTURE" --target q8_0,Q4_K_M --runs 1 --threads 1
+expect 0 "bench --requant"
+out_line '^q8_0 ' "bench --requant: q8_0 row"
+out_line '^Q4_K_M ' "bench --requant: Q4_K_M row"
+if grep -q '^llama.cpp: .*libllama.*(llama_model_quantize)$' "$TMP/out"; then
+    [ "$(grep -c ' yes / yes$' "$TMP/out")" -eq 2 ] || fail "bench --requant: outputs differ from llama.cpp's"
+else
+    echo "note: libllama not found: no comparison with llama.cpp checked"
+fi
+run bench --requant --model "$FIXTURE" --target q4_0 --runs 2 --threads 2 --no-peer --json
+expect 0 "bench --requant --json --no-peer"
+json_ok "$TMP/out" "bench --requant --json" \
+    "doc['threads'] == 2 and doc['runs'] == 2 and doc['llama'] is None and doc['synthetic_weights'] == 0 and \
+     [r['target'] for r in doc['requant']] == ['q4_0'] and doc['requant'][0]['ggufq_seconds'] > 0 and \
+     doc['requant'][0]['ggufq_max_rss_kb'] > 0 and doc['requant'][0]['same_file'] is None"
+run bench --requant --runs 0
+expect 2 "bench --requant --runs 0"
+run bench --requant --target
+expect 2 "bench --requant --target (no value)"
+run bench --requant --model "$TMP/missing.gguf" --target q4_0 --no-peer
+expect 1 "bench --requant --model missing"
+err_has "missing.gguf" "bench --requant --model missing"
 
 # ---- usage errors ------------------------------------------------------------------
 run bench --type nosuchtype
