@@ -244,7 +244,11 @@ GGUFQ_API const char *ggufq_value_type_name(ggufq_value_type t);
 
 #define GGUFQ_MAX_DIMS     4
 #define GGUFQ_MAX_KEY_LEN  65535u   /* longest key accepted */
-#define GGUFQ_MAX_NAME_LEN 63u      /* longest tensor name ggml can load */
+/* Longest tensor name ggml and llama.cpp load. The reader accepts names up to
+ * GGUFQ_MAX_KEY_LEN bytes (so `ggufq info` can show such files); the writer
+ * and requant refuse longer ones with GGUFQ_E_BAD_NAME, since ggml could not
+ * load what they would write. */
+#define GGUFQ_MAX_NAME_LEN 63u
 #define GGUFQ_MAX_NESTING  16       /* deepest array-of-array nesting accepted */
 #define GGUFQ_DEFAULT_ALIGNMENT 32
 

@@ -7,6 +7,7 @@
  * ggufq_quantize gives for its input.
  */
 #include "testutil.h"
+#include "gguf_build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,11 +151,56 @@ static void test_no_architecture(void **state)
     check_requant(NULL, t, (int)(sizeof t / sizeof t[0]), "anyarch-none");
 }
 
+/* A tensor name longer than ggml's 63 bytes: readable (ggufq info shows such
+ * files), but no output is written, since ggml could not load it. */
+static void test_name_too_long_for_ggml(void **state)
+{
+    (void)state;
+    const char *dir = tu_tmpdir("requant_long_name");
+    char in[4200], out[4200];
+    snprintf(in, sizeof in, "%s/in.gguf", dir);
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    char name[80];
+    memset(name, 'n', 64);
+    memcpy(name + 57, ".weight", 8);   /* 64 bytes */
+    gb_buf b = { 0 };
+    gb_header(&b, 3, 1, 1);
+    gb_kv_str(&b, "general.architecture", "clip");
+    const int64_t dims[2] = { 32, 2 };
+    gb_tensor(&b, name, 2, dims, GGUFQ_TYPE_F32, 0);
+    gb_pad(&b, 32);
+    gb_zeros(&b, 256);
+    FILE *fp = fopen(in, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b.p, 1, b.len, fp), b.len);
+    assert_int_equal(fclose(fp), 0);
+    gb_free(&b);
+
+    ggufq_file *f = NULL;
+    assert_int_equal(ggufq_open(in, NULL, &f, NULL), GGUFQ_OK);
+    assert_int_equal(ggufq_find_tensor(f, name), 0);
+    ggufq_close(f);
+
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "q8_0";
+    ggufq_error err;
+    assert_int_equal(ggufq_requant(in, out, &o, NULL, NULL, &err), GGUFQ_E_BAD_NAME);
+    char want[4400];
+    snprintf(want, sizeof want, "%s: tensor 0 '%s' has a 64-byte name; ggml and llama.cpp load names of at "
+             "most 63 bytes, so no output is written", in, name);
+    assert_string_equal(err.message, want);
+    FILE *none = fopen(out, "rb");
+    assert_null(none);
+    assert_int_equal(tu_count_files(dir), 1);   /* the input only: no temporary left */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clip_projector),
         cmocka_unit_test(test_no_architecture),
+        cmocka_unit_test(test_name_too_long_for_ggml),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,8 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -156,4 +158,17 @@ const char *tu_tmpdir(const char *test_name)
     if (system(cmd) != 0)
         fprintf(stderr, "tu_tmpdir: cannot create %s\n", buf);
     return buf;
+}
+
+int tu_count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
 }

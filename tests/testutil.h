@@ -36,6 +36,8 @@ void tu_expect_same_floats(const float *got, const float *want, int64_t n, const
 
 /* A fresh empty directory for this test's output files (under the build dir); static buffer. */
 const char *tu_tmpdir(const char *test_name);
+/* Entries of a directory other than . and .. (-1 if it cannot be read). */
+int tu_count_files(const char *dir);
 
 /* Deterministic PRNG for reproducible random inputs: tu_rng.h. */
 

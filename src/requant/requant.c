@@ -188,6 +188,17 @@ static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, i
             ggufq_tensor_info t;
             ggufq_tensor_at(s->files[i], j, &t);
             refs[k] = (tensor_ref){ i, j, t.offset, name_layer(t.name), t.name };
+            /* Readable, but the output could not be loaded: refuse before writing. */
+            const size_t len = strlen(t.name);
+            if (len > GGUFQ_MAX_NAME_LEN) {
+                int rc = gq_rq_fail(err, GGUFQ_E_BAD_NAME,
+                                    "%s: tensor %lld '%.*s%s' has a %zu-byte name; ggml and llama.cpp "
+                                    "load names of at most %u bytes, so no output is written",
+                                    ggufq_file_name(s->files[i]), (long long)j, 80, t.name,
+                                    len > 80 ? "..." : "", len, GGUFQ_MAX_NAME_LEN);
+                free(refs);
+                return rc;
+            }
         }
     /* names must be unique over all shards (llama.cpp: "tensor is duplicated") */
     qsort(refs, (size_t)n, sizeof *refs, by_layer_then_name);
