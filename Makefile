@@ -21,7 +21,7 @@ CMAKE_FLAGS ?=
 SAMPLE   := tests/data/llama-2-tiny-random.gguf
 BENCH_ARGS ?=
 SECONDS  ?= 60
-FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert
+FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
 FUZZ_FLAGS ?=
 
 .PHONY: all build deps configure run test bench bench-requant install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz
@@ -106,6 +106,7 @@ fuzz:
 	  mkdir -p build-fuzz/corpus/$$t build-fuzz/artifacts/$$t; \
 	  cp -n tests/fuzz/corpus/$$t/* build-fuzz/corpus/$$t/; \
 	  case $$t in fuzz_dequant) extra="-max_len=4096";; \
+	    fuzz_requant_opts) extra="-max_len=32768 -dict=tests/fuzz/gguf.dict";; \
 	    *) extra="-max_len=16384 -dict=tests/fuzz/gguf.dict";; esac; \
 	  echo "== $$t: $(SECONDS) s =="; \
 	  build-fuzz/tests/fuzz/$$t -max_total_time=$(SECONDS) -timeout=30 -print_final_stats=1 $$extra \

@@ -9,7 +9,9 @@
  *    vocabulary and 64-row embedding/output tensors; every other tensor as is);
  *  - golden files cut down to one row of `raw` and `quant`;
  *  - hand-made edge cases (gguf_build.h): every value type, nesting limits,
- *    alignment variants, version 2, zero-sized tensors, bad headers ...
+ *    alignment variants, version 2, zero-sized tensors, bad headers ...;
+ *  - for fuzz_requant_opts: a small llama with a GGUF and a legacy imatrix,
+ *    kv overrides, tensor-type rules, weight filters, and as a split model.
  * Deterministic: running it again rewrites the same bytes. The output is
  * committed; crash inputs found later sit next to it (crash-*), never rewritten.
  */
@@ -236,6 +238,182 @@ static int write_llama_mini(const char *out)
         return -1;
     }
     return ggufq_writer_finish(w, NULL);
+}
+
+/* ------------------------------------------------------------------------- */
+/* fuzz_requant_opts: selector, then segments separated by "\n#~#\n"         */
+
+#define RQ_SEP "\n#~#\n"
+
+typedef struct { const void *p; size_t n; } blob;
+
+static void put_requant_opts(const char *name, uint8_t sel, const blob *segs, int n)
+{
+    gb_buf b = { 0 };
+    gb_u8(&b, sel);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            gb_bytes(&b, RQ_SEP, 5);
+        gb_bytes(&b, segs[i].p, segs[i].n);
+    }
+    put("fuzz_requant_opts", name, b.p, b.len);
+    gb_free(&b);
+}
+
+/* The 2D weights of llama-mini (write_llama_mini): name, rows of 256. */
+static const char *const mini_weights[] = {
+    "blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight",
+    "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "token_embd.weight",
+    "output.weight",
+};
+#define N_MINI_WEIGHTS (sizeof mini_weights / sizeof mini_weights[0])
+
+/* A GGUF imatrix (llama-imatrix's format) for llama-mini. */
+static int write_mini_imatrix(const char *out)
+{
+    ggufq_writer *w;
+    if (ggufq_writer_create(out, NULL, &w, NULL) != GGUFQ_OK)
+        return -1;
+    const char *ds[1] = { "seeds.txt" };
+    const size_t dl[1] = { 9 };
+    int rc = ggufq_writer_set_string_array(w, "imatrix.datasets", ds, dl, 1);
+    if (rc == 0)
+        rc = ggufq_writer_set_uint(w, "imatrix.chunk_count", GGUFQ_VT_UINT32, 4);
+    if (rc == 0)
+        rc = ggufq_writer_set_uint(w, "imatrix.chunk_size", GGUFQ_VT_UINT32, 512);
+    char name[96];
+    for (size_t i = 0; i < N_MINI_WEIGHTS && rc == 0; i++) {
+        const int64_t sum2[2] = { 256, 1 }, counts[2] = { 1, 1 };
+        snprintf(name, sizeof name, "%s.in_sum2", mini_weights[i]);
+        rc = ggufq_writer_add_tensor(w, name, GGUFQ_TYPE_F32, 2, sum2);
+        snprintf(name, sizeof name, "%s.counts", mini_weights[i]);
+        if (rc == 0)
+            rc = ggufq_writer_add_tensor(w, name, GGUFQ_TYPE_F32, 2, counts);
+    }
+    float v[256];
+    for (size_t i = 0; i < N_MINI_WEIGHTS && rc == 0; i++) {
+        for (int k = 0; k < 256; k++)
+            v[k] = 4.0f * (float)(1 + (k * 37 + (int)i) % 97) / 97.0f;
+        const float count = 4.0f;
+        rc = ggufq_writer_write(w, v, sizeof v);
+        if (rc == 0)
+            rc = ggufq_writer_write(w, &count, sizeof count);
+    }
+    if (rc != 0) {
+        ggufq_writer_abort(w);
+        return -1;
+    }
+    return ggufq_writer_finish(w, NULL);
+}
+
+/* The same as a legacy .dat (int32 count; per entry: name, ncall, nval, values; chunks, dataset). */
+static void build_mini_imatrix_dat(gb_buf *b)
+{
+    gb_u32(b, (uint32_t)N_MINI_WEIGHTS);
+    for (size_t i = 0; i < N_MINI_WEIGHTS; i++) {
+        gb_u32(b, (uint32_t)strlen(mini_weights[i]));
+        gb_bytes(b, mini_weights[i], strlen(mini_weights[i]));
+        gb_u32(b, 4);     /* ncall */
+        gb_u32(b, 256);   /* nval */
+        for (int k = 0; k < 256; k++)
+            gb_f32(b, 16.0f * (float)(1 + (k * 53 + (int)i) % 89) / 89.0f);
+    }
+    gb_u32(b, 4);
+    gb_u32(b, 9);
+    gb_bytes(b, "seeds.txt", 9);
+}
+
+/* llama-mini as two shards: the first 6 tensors, then the rest. */
+static int write_mini_shard(const char *mini_path, const char *out, int no)
+{
+    ggufq_file *f = NULL;
+    if (ggufq_open(mini_path, NULL, &f, NULL) != GGUFQ_OK)
+        return -1;
+    ggufq_writer *w;
+    if (ggufq_writer_create(out, NULL, &w, NULL) != GGUFQ_OK) {
+        ggufq_close(f);
+        return -1;
+    }
+    const int64_t n = ggufq_tensor_count(f), lo = no ? 6 : 0, hi = no ? n : 6;
+    int rc = 0;
+    for (int64_t i = 0; i < ggufq_kv_count(f) && rc == 0; i++) {
+        ggufq_value v;
+        rc = ggufq_kv_value(f, i, &v);
+        if (rc == 0)
+            rc = ggufq_writer_set_value(w, ggufq_kv_key(f, i), &v);
+    }
+    if (rc == 0)
+        rc = ggufq_writer_set_uint(w, "split.no", GGUFQ_VT_UINT16, (uint64_t)no);
+    if (rc == 0)
+        rc = ggufq_writer_set_uint(w, "split.count", GGUFQ_VT_UINT16, 2);
+    if (rc == 0)
+        rc = ggufq_writer_set_int(w, "split.tensors.count", GGUFQ_VT_INT32, n);
+    ggufq_tensor_info t;
+    for (int64_t i = lo; i < hi && rc == 0; i++)
+        if ((rc = ggufq_tensor_at(f, i, &t)) == 0)
+            rc = ggufq_writer_add_tensor(w, t.name, t.type, t.n_dims, t.dims);
+    for (int64_t i = lo; i < hi && rc == 0; i++)
+        if ((rc = ggufq_tensor_at(f, i, &t)) == 0)
+            rc = ggufq_writer_write(w, t.data, (size_t)t.size);
+    ggufq_close(f);
+    if (rc != 0) {
+        ggufq_writer_abort(w);
+        return -1;
+    }
+    return ggufq_writer_finish(w, NULL);
+}
+
+static void requant_opts_seeds(const char *mini_path)
+{
+    char path[1024], shard[2][1024];
+    size_t n_mini = 0, n_im = 0, n_s[2] = { 0, 0 };
+    void *mini = slurp(mini_path, &n_mini);
+    snprintf(path, sizeof path, "%s/fuzz_requant_opts/imatrix.tmp", corpus);
+    void *im = write_mini_imatrix(path) == GGUFQ_OK ? slurp(path, &n_im) : NULL;
+    remove(path);
+    void *sh[2] = { NULL, NULL };
+    for (int i = 0; i < 2; i++) {
+        snprintf(shard[i], sizeof shard[i], "%s/fuzz_requant_opts/shard%d.tmp", corpus, i);
+        if (write_mini_shard(mini_path, shard[i], i) == GGUFQ_OK)
+            sh[i] = slurp(shard[i], &n_s[i]);
+        remove(shard[i]);
+    }
+    if (!mini || !im || !sh[0] || !sh[1]) {
+        fprintf(stderr, "make_seeds: cannot build the fuzz_requant_opts seeds\n");
+        failures++;
+    } else {
+        gb_buf dat = { 0 };
+        build_mini_imatrix_dat(&dat);
+        static const char kv[] = "general.name=str:fuzzed\nllama.block_count=int:1\n"
+                                 "tokenizer.ggml.add_bos_token=bool:false\nllama.rope.freq_base=float:10000.5";
+        static const char tt[] = "attn_v=q8_0\nffn_down=q5_K\n\\.weight$=q6_K";
+        static const char inc[] = "attn\nffn", exc[] = "output";
+        const blob none = { "", 0 };
+        const blob plain[] = { { mini, n_mini }, { im, n_im } };
+        put_requant_opts("mini-iq2_xs-imatrix", 15, plain, 2);
+        put_requant_opts("mini-IQ2_M-imatrix", 31, plain, 2);
+        put_requant_opts("mini-Q4_K_M-imatrix", 20, plain, 2);
+        const blob legacy[] = { { mini, n_mini }, { dat.p, dat.len } };
+        put_requant_opts("mini-iq1_s-dat", 18 | 128, legacy, 2);
+        put_requant_opts("mini-q4_0-dat", 0 | 128, legacy, 2);
+        const blob opts[] = { { mini, n_mini }, { im, n_im }, { kv, sizeof kv - 1 }, { tt, sizeof tt - 1 },
+                              none, { inc, sizeof inc - 1 } };
+        put_requant_opts("mini-Q5_K_M-all-options", 22, opts, 6);
+        const blob opts_ex[] = { { mini, n_mini }, { im, n_im }, none, none, none, none, { exc, sizeof exc - 1 } };
+        put_requant_opts("mini-Q3_K_L-exclude", 23, opts_ex, 7);
+        const blob split[] = { { sh[0], n_s[0] }, none, { kv, sizeof kv - 1 }, none, { sh[1], n_s[1] } };
+        put_requant_opts("split-q4_K", 7 | 32, split, 5);
+        put_requant_opts("split-Q4_K_S-keep", 21 | 32 | 64, split, 5);
+        const blob split_im[] = { { sh[0], n_s[0] }, { im, n_im }, none, { tt, sizeof tt - 1 }, { sh[1], n_s[1] } };
+        put_requant_opts("split-IQ3_XXS-imatrix-keep", 27 | 32 | 64, split_im, 5);
+        const blob missing[] = { { sh[0], n_s[0] } };
+        put_requant_opts("split-missing-shard2", 7, missing, 1);   /* named as no split: refused */
+        gb_free(&dat);
+    }
+    free(mini);
+    free(im);
+    free(sh[0]);
+    free(sh[1]);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -493,6 +671,7 @@ int main(int argc, char **argv)
     put_convert("llama-mini-iq4_nl-copy", 10 | 64, mini, n);
     put_convert("llama-mini-tq1_0", 12, mini, n);
     free(mini);
+    requant_opts_seeds(out);
 
     static const char *const goldens[] = { "q4_0", "q4_K", "q6_K", "iq2_xxs", "iq1_m", "iq4_xs",
                                            "tq1_0", "mxfp4", "bf16" };
