@@ -112,14 +112,22 @@ static void deq_run(const deq_job *j, int nthreads)
         deq_piece(j, 0, j->n);
         return;
     }
-    /* static: each thread one contiguous range, one stream for the prefetchers */
+    /* each thread one contiguous range of whole tasks, in ONE kernel call:
+     * the kernel sees the size of the thread's share (streaming stores) */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(team)
-#endif
-    for (int64_t t = 0; t < n_tasks; t++) {
-        const int64_t lo = t * task;
-        deq_piece(j, lo, j->n - lo < task ? j->n - lo : task);
+#pragma omp parallel num_threads(team)
+    {
+        const int64_t th = omp_get_thread_num();
+        const int64_t per = n_tasks / team, extra = n_tasks % team;
+        const int64_t t0 = th * per + (th < extra ? th : extra);
+        const int64_t t1 = t0 + per + (th < extra ? 1 : 0);
+        const int64_t lo = t0 * task, hi = t1 * task < j->n ? t1 * task : j->n;
+        if (hi > lo)
+            deq_piece(j, lo, hi - lo);
     }
+#else
+    deq_piece(j, 0, j->n);
+#endif
 }
 
 int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, void *dst,

@@ -1,14 +1,22 @@
 /*
- * float_avx2.c — AVX2 dequantizers for the plain types; SIMD twin of
+ * float_avx2.c — AVX2 kernels for the plain types; SIMD twin of
  * src/quants/float.c.
  *
- * Each kernel widens 8 elements per 256-bit vector with the hardware
+ * Dequantizers widen 8 elements per 256-bit vector with the hardware
  * conversion that is exactly the scalar C conversion: vcvtph2ps for F16
  * (exact, sNaN made quiet with the payload kept, like gq_fp16_to_fp32), a
  * 16-bit shift for BF16, vcvtpd2ps / vcvtdq2ps for F64 and I8/I16/I32 (rounded
  * by MXCSR exactly as the scalar cvtsd2ss / cvtsi2ss). The last n % 8 elements
  * go through the scalar conversions. F32 (a memcpy) and I64 (no AVX2
- * int64 -> float instruction) keep their scalar kernels.
+ * int64 -> float instruction) keep their scalar kernels. Large F16 outputs go
+ * out with streaming stores (see dequantize_f16).
+ *
+ * Quantizers: F32 -> F16 is vcvtps2ph with round-to-nearest-even, which is
+ * gq_fp32_to_fp16 except for NaN (the instruction keeps the payload's top
+ * bits, ggml gives sign | 0x7E00): two integer mins fold every NaN result
+ * to that. F32 -> BF16 is the scalar's integer rounding on 8 lanes, NaN
+ * lanes blended in. Both are proved bit-identical over all 2^32 inputs by
+ * tests/test_float_exhaustive.c.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -17,18 +25,46 @@
 #include "quants/fp16.h"
 #include "simd/simd.h"
 
+/*
+ * F16 outputs of at least this many weights (16 MiB of F32) are written with
+ * streaming stores: no read-for-ownership of each destination line, and the
+ * caller's cache is not flushed by data it cannot keep anyway. Measured on
+ * one thread, streaming wins from ~32 MiB up and loses below ~16 MiB (more
+ * so when the caller reads the result right away), so shorter outputs keep
+ * plain stores. n is all the kernel knows of the job: a multithreaded caller
+ * must give each thread's whole range to one call for it to stream.
+ */
+#define STREAM_MIN_WEIGHTS ((int64_t)1 << 22)
+
+static inline __m256 f16x8_at(const uint8_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
 static void dequantize_f16(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
+    if (n >= STREAM_MIN_WEIGHTS && ((uintptr_t)dst & 3) == 0) {
+        /* scalar head up to a 64-byte boundary, then whole lines streamed */
+        for (; ((uintptr_t)(dst + i) & 63) != 0; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, sizeof h);
+            dst[i] = gq_fp16_to_fp32(h);
+        }
+        for (; i + 16 <= n; i += 16) {
+            _mm256_stream_ps(dst + i, f16x8_at(p + 2 * i));
+            _mm256_stream_ps(dst + i + 8, f16x8_at(p + 2 * i + 16));
+        }
+        /* order the weakly-ordered streaming stores before anything later */
+        _mm_sfence();
+    }
     for (; i + 16 <= n; i += 16) {
-        const __m128i a = _mm_loadu_si128((const __m128i *)(p + 2 * i));
-        const __m128i b = _mm_loadu_si128((const __m128i *)(p + 2 * i + 16));
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(a));
-        _mm256_storeu_ps(dst + i + 8, _mm256_cvtph_ps(b));
+        _mm256_storeu_ps(dst + i, f16x8_at(p + 2 * i));
+        _mm256_storeu_ps(dst + i + 8, f16x8_at(p + 2 * i + 16));
     }
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i))));
+        _mm256_storeu_ps(dst + i, f16x8_at(p + 2 * i));
     for (; i < n; i++) {
         uint16_t h;
         memcpy(&h, p + 2 * i, sizeof h);
@@ -124,6 +160,81 @@ static void dequantize_i32(const void *src, float *dst, int64_t n)
     }
 }
 
+/* ------------------------------------------------------------------------- */
+/* Quantizers (F32 -> F16 / BF16)                                             */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * vcvtps2ph (round to nearest even) equals gq_fp32_to_fp16 on every non-NaN
+ * input; on NaN it gives a quiet NaN keeping the sign and the payload's top
+ * 9 bits: 0x7E00..0x7FFF or 0xFE00..0xFFFF, and nothing else in those ranges.
+ * The unsigned min folds the negative NaNs to 0xFE00, the signed min the
+ * positive ones to 0x7E00 (negatives are below 0x7E00 as int16): ggml's NaN.
+ */
+static inline __m128i f32x8_to_f16(__m256 x)
+{
+    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+    return _mm_min_epi16(_mm_min_epu16(h, _mm_set1_epi16((short)0xFE00)), _mm_set1_epi16(0x7E00));
+}
+
+static int quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                        const float *imatrix)
+{
+    (void)imatrix;
+    uint8_t *d = dst;
+    const int64_t n = nrows * n_per_row;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm_storeu_si128((__m128i *)(d + 2 * i), f32x8_to_f16(_mm256_loadu_ps(src + i)));
+        _mm_storeu_si128((__m128i *)(d + 2 * i + 16), f32x8_to_f16(_mm256_loadu_ps(src + i + 8)));
+    }
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(d + 2 * i), f32x8_to_f16(_mm256_loadu_ps(src + i)));
+    for (; i < n; i++) {
+        const uint16_t h = gq_fp32_to_fp16(src[i]);
+        memcpy(d + 2 * i, &h, sizeof h);
+    }
+    return GGUFQ_OK;
+}
+
+/*
+ * gq_fp32_to_bf16 on 8 lanes, result in the low 16 bits of each 32-bit lane:
+ * (x + 0x7FFF + lsb) >> 16 rounds to nearest even (Inf stays Inf, overflow
+ * carries into Inf); NaN lanes take (x >> 16) | 64 instead.
+ */
+static inline __m256i f32x8_to_bf16_lanes(__m256i x)
+{
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7FFFFFFF)),
+                                           _mm256_set1_epi32(0x7F800000));
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(64));
+    return _mm256_blendv_epi8(rounded, quiet, nan);
+}
+
+static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                         const float *imatrix)
+{
+    (void)imatrix;
+    uint8_t *d = dst;
+    const int64_t n = nrows * n_per_row;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i a = f32x8_to_bf16_lanes(_mm256_loadu_si256((const __m256i *)(src + i)));
+        const __m256i b = f32x8_to_bf16_lanes(_mm256_loadu_si256((const __m256i *)(src + i + 8)));
+        /* lanes hold 0..0xFFFF, so the unsigned-saturating pack is exact;
+         * it interleaves 128-bit halves (a0 b0 a1 b1), the permute restores order */
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+        _mm256_storeu_si256((__m256i *)(d + 2 * i), packed);
+    }
+    for (; i < n; i++) {
+        const uint16_t h = gq_fp32_to_bf16(src[i]);
+        memcpy(d + 2 * i, &h, sizeof h);
+    }
+    return GGUFQ_OK;
+}
+
 void gq_avx2_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
 {
     t[GGUFQ_TYPE_F16].dequantize  = dequantize_f16;
@@ -132,4 +243,6 @@ void gq_avx2_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
     t[GGUFQ_TYPE_I8].dequantize   = dequantize_i8;
     t[GGUFQ_TYPE_I16].dequantize  = dequantize_i16;
     t[GGUFQ_TYPE_I32].dequantize  = dequantize_i32;
+    t[GGUFQ_TYPE_F16].quantize    = quantize_f16;
+    t[GGUFQ_TYPE_BF16].quantize   = quantize_bf16;
 }

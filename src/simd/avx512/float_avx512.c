@@ -1,15 +1,23 @@
 /*
- * float_avx512.c — AVX-512 dequantizers for the plain types; SIMD twin of
+ * float_avx512.c — AVX-512 kernels for the plain types; SIMD twin of
  * src/quants/float.c.
  *
- * Each kernel widens 16 elements per 512-bit vector with the hardware
+ * Dequantizers widen 16 elements per 512-bit vector with the hardware
  * conversion that is exactly the scalar C conversion: vcvtph2ps for F16
  * (exact, sNaN made quiet with the payload kept, like gq_fp16_to_fp32), a
  * 16-bit shift for BF16, vcvtpd2ps / vcvtdq2ps / vcvtqq2ps for F64 and the
  * integers (rounded by MXCSR exactly as the scalar cvtsd2ss / cvtsi2ss).
  * A masked head brings dst to a 64-byte boundary (no line-splitting stores);
  * head and tail use masked loads and stores, which never touch memory outside
- * the mask. F32 stays a memcpy (already at memory speed).
+ * the mask. F32 stays a memcpy (already at memory speed). Large F16 outputs
+ * go out with streaming stores (see dequantize_f16).
+ *
+ * Quantizers: F32 -> F16 is vcvtps2ph with round-to-nearest-even, which is
+ * gq_fp32_to_fp16 except for NaN (the instruction keeps the payload's top
+ * bits, ggml gives sign | 0x7E00): two integer mins fold every NaN result
+ * to that. F32 -> BF16 is the scalar's integer rounding on 16 lanes, NaN
+ * lanes blended in. Both are proved bit-identical over all 2^32 inputs by
+ * tests/test_float_exhaustive.c.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -98,7 +106,6 @@ static inline __m512 i64_16(const void *src, int64_t i, __mmask16 k)
     return _mm512_insertf32x8(_mm512_castps256_ps512(a), b, 1);
 }
 
-GQ_ROW_KERNEL(dequantize_f16, f16_16)
 GQ_ROW_KERNEL(dequantize_bf16, bf16_16)
 GQ_ROW_KERNEL(dequantize_f64, f64_16)
 GQ_ROW_KERNEL(dequantize_i8, i8_16)
@@ -107,6 +114,106 @@ GQ_ROW_KERNEL(dequantize_i32, i32_16)
 GQ_ROW_KERNEL(dequantize_i64, i64_16)
 
 #undef GQ_ROW_KERNEL
+
+/*
+ * F16 outputs of at least this many weights (16 MiB of F32) are written with
+ * streaming stores: no read-for-ownership of each destination line, and the
+ * caller's cache is not flushed by data it cannot keep anyway. Measured on
+ * one thread, streaming wins from ~32 MiB up and loses below ~16 MiB (more
+ * so when the caller reads the result right away), so shorter outputs keep
+ * plain stores. n is all the kernel knows of the job: a multithreaded caller
+ * must give each thread's whole range to one call for it to stream.
+ */
+#define STREAM_MIN_WEIGHTS ((int64_t)1 << 22)
+
+static void dequantize_f16(const void *src, float *dst, int64_t n)
+{
+    int64_t i = head_to_align(dst, n);
+    if (i)
+        _mm512_mask_storeu_ps(dst, first_lanes16(i), f16_16(src, 0, first_lanes16(i)));
+    if (n >= STREAM_MIN_WEIGHTS && ((uintptr_t)(dst + i) & 63) == 0) {
+        for (; i + 32 <= n; i += 32) {
+            _mm512_stream_ps(dst + i, f16_16(src, i, (__mmask16)0xFFFF));
+            _mm512_stream_ps(dst + i + 16, f16_16(src, i + 16, (__mmask16)0xFFFF));
+        }
+        /* order the weakly-ordered streaming stores before anything later */
+        _mm_sfence();
+    }
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, f16_16(src, i, (__mmask16)0xFFFF));
+    if (i < n)
+        _mm512_mask_storeu_ps(dst + i, first_lanes16(n - i), f16_16(src, i, first_lanes16(n - i)));
+}
+
+/* ------------------------------------------------------------------------- */
+/* Quantizers (F32 -> F16 / BF16)                                             */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * vcvtps2ph (round to nearest even) equals gq_fp32_to_fp16 on every non-NaN
+ * input; on NaN it gives a quiet NaN keeping the sign and the payload's top
+ * 9 bits: 0x7E00..0x7FFF or 0xFE00..0xFFFF, and nothing else in those ranges.
+ * The unsigned min folds the negative NaNs to 0xFE00, the signed min the
+ * positive ones to 0x7E00 (negatives are below 0x7E00 as int16): ggml's NaN.
+ */
+static inline __m256i f32x16_to_f16(__m512 x)
+{
+    const __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_min_epi16(_mm256_min_epu16(h, _mm256_set1_epi16((short)0xFE00)),
+                            _mm256_set1_epi16(0x7E00));
+}
+
+static int quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                        const float *imatrix)
+{
+    (void)imatrix;
+    uint16_t *d = dst;
+    const int64_t n = nrows * n_per_row;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        _mm256_storeu_si256((__m256i *)(d + i), f32x16_to_f16(_mm512_loadu_ps(src + i)));
+        _mm256_storeu_si256((__m256i *)(d + i + 16), f32x16_to_f16(_mm512_loadu_ps(src + i + 16)));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
+        _mm256_mask_storeu_epi16(d + i, k, f32x16_to_f16(_mm512_maskz_loadu_ps(k, src + i)));
+    }
+    return GGUFQ_OK;
+}
+
+/*
+ * gq_fp32_to_bf16 on 16 lanes: (x + 0x7FFF + lsb) >> 16 rounds to nearest
+ * even (Inf stays Inf, overflow carries into Inf); NaN lanes take
+ * (x >> 16) | 64 instead. vpmovdw keeps the low 16 bits of each lane.
+ */
+static inline __m256i f32x16_to_bf16(__m512i x)
+{
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                  _mm512_set1_epi32(0x7F800000));
+    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(64));
+    return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
+}
+
+static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                         const float *imatrix)
+{
+    (void)imatrix;
+    uint16_t *d = dst;
+    const int64_t n = nrows * n_per_row;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        _mm256_storeu_si256((__m256i *)(d + i), f32x16_to_bf16(_mm512_loadu_si512(src + i)));
+        _mm256_storeu_si256((__m256i *)(d + i + 16), f32x16_to_bf16(_mm512_loadu_si512(src + i + 16)));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
+        _mm256_mask_storeu_epi16(d + i, k, f32x16_to_bf16(_mm512_maskz_loadu_epi32(k, src + i)));
+    }
+    return GGUFQ_OK;
+}
 
 void gq_avx512_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
 {
@@ -117,4 +224,6 @@ void gq_avx512_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
     t[GGUFQ_TYPE_I16].dequantize  = dequantize_i16;
     t[GGUFQ_TYPE_I32].dequantize  = dequantize_i32;
     t[GGUFQ_TYPE_I64].dequantize  = dequantize_i64;
+    t[GGUFQ_TYPE_F16].quantize    = quantize_f16;
+    t[GGUFQ_TYPE_BF16].quantize   = quantize_bf16;
 }
