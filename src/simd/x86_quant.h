@@ -43,6 +43,15 @@ static inline float gq_x86_hmin(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
+/* Sum of the 8 int32 lanes (integer adds: exact in any order). */
+static inline int32_t gq_x86_hsum_epi32(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
 /* max |v[g]| over nv vectors, NaN lanes ignored (they count as 0). */
 static inline float gq_x86_absmax_skipnan(const __m256 *v, int nv)
 {

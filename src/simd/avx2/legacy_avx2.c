@@ -9,16 +9,15 @@
  * these small codes), multiply by d and (Q4_1/Q5_1) add m, never fused.
  * The F16 scales go through vcvtph2ps, exact like gq_fp16_to_fp32.
  *
- * Quantizers (no imatrix; with one they call the scalar kernels): one block
+ * Quantizers (no imatrix; with one, gq_avx2_quantize_<t>_imatrix): one block
  * per iteration, its 32 weights in 4 vectors. Max/min are exact horizontal
  * reductions (see simd/x86_quant.h for the NaN and tie rules), the scale
  * and its inverse are the scalar's own float expressions, and every weight
  * goes through the same mul, add and truncating conversion as the scalar.
  * Blocks where the scalar's first-zero-wins rule (Q4_1/Q5_1 min/max) or NaN
- * order (Q8_0) could matter are handed to the scalar kernel one at a time.
+ * order (Q8_0/Q8_1) could matter are handed to the scalar kernel one at a time.
  */
 #include <immintrin.h>
-#include <sleef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -169,13 +168,30 @@ static inline int batch_size(int64_t nb, int64_t b0)
     return nb - b0 < BATCH ? (int)(nb - b0) : BATCH;
 }
 
-/* Codes min(top, (int8)(x * id + bias)) of one block, as 32-bit lanes. */
-static inline void symmetric_codes(const __m256 v[4], float id, float bias, int top, __m256i c[4])
+/* The low bytes of the 32 int32 lanes c[0..3], in order: the scalar's
+ * (int8_t)/(uint8_t) casts of its int conversions. */
+static inline __m256i low_bytes32(const __m256i c[4])
+{
+    const __m256i ff = _mm256_set1_epi32(0xFF);
+    return gq_x86_pack32_u8(_mm256_and_si256(c[0], ff), _mm256_and_si256(c[1], ff),
+                            _mm256_and_si256(c[2], ff), _mm256_and_si256(c[3], ff));
+}
+
+/* qs byte j = b[j] | b[j + 16] << 4: all 8 bits of b[j], as the scalar's OR. */
+static inline __m128i nibble_pairs(__m256i b)
+{
+    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
+    return _mm_or_si128(_mm256_castsi256_si128(b), hi4);
+}
+
+/* Codes min(top, (int8)(x * id + bias)) of one block, as 32 bytes (signed byte min). */
+static inline __m256i symmetric_codes(const __m256 v[4], float id, float bias, int top)
 {
     const __m256 vid = _mm256_set1_ps(id), vbias = _mm256_set1_ps(bias);
-    const __m256i vtop = _mm256_set1_epi32(top);
+    __m256i c[4];
     for (int g = 0; g < 4; g++)
-        c[g] = _mm256_min_epi32(gq_x86_trunc_i8(_mm256_add_ps(_mm256_mul_ps(v[g], vid), vbias)), vtop);
+        c[g] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v[g], vid), vbias));
+    return _mm256_min_epi8(low_bytes32(c), _mm256_set1_epi8((char)top));
 }
 
 /* Q4_0 (half 8) / Q5_0 (half 16): d = signed max / -half per block of the batch at x. */
@@ -197,11 +213,11 @@ static inline void symmetric_scales(const float *x, int n, float half, uint16_t 
 static inline bool block_min_max(const __m256 v[4], float *min_out, float *max_out)
 {
     const __m256 big = _mm256_set1_ps(3.402823466e+38f), nbig = _mm256_set1_ps(-3.402823466e+38f);
-    /* min(v, big) / max(v, -big) give the second operand for NaN: NaN is skipped */
-    __m256 mn = _mm256_min_ps(v[0], big), mx = _mm256_max_ps(v[0], nbig);
-    for (int g = 1; g < 4; g++) {
-        mn = _mm256_min_ps(mn, _mm256_min_ps(v[g], big));
-        mx = _mm256_max_ps(mx, _mm256_max_ps(v[g], nbig));
+    /* min(v, acc) / max(v, acc) give the second operand for NaN: NaN is skipped */
+    __m256 mn = big, mx = nbig;
+    for (int g = 0; g < 4; g++) {
+        mn = _mm256_min_ps(v[g], mn);
+        mx = _mm256_max_ps(v[g], mx);
     }
     *min_out = gq_x86_hmin(mn);
     *max_out = gq_x86_hmax(mx);
@@ -230,24 +246,23 @@ static inline unsigned affine_scales(const float *x, int n, float levels, uint16
     return scalar_blocks;
 }
 
-/* (x - min) * id + 0.5, truncated: the Q4_1 / Q5_1 level before clamping. */
-static inline void affine_levels(const __m256 v[4], float min, float id, __m256i c[4])
+/* (x - min) * id + 0.5, truncated, low byte: the Q4_1 / Q5_1 level before clamping. */
+static inline __m256i affine_levels(const __m256 v[4], float min, float id)
 {
     const __m256 vmin = _mm256_set1_ps(min), vid = _mm256_set1_ps(id), half = _mm256_set1_ps(0.5f);
+    __m256i c[4];
     for (int g = 0; g < 4; g++)
         c[g] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v[g], vmin), vid), half));
+    return low_bytes32(c);
 }
 
-/* qh bit j = bit 4 of level j; qs byte j = low nibbles of levels j and j + 16. */
-static inline void store_5bit(const __m256i c[4], uint8_t *qh, uint8_t *qs)
+/* qh bit j = bit 4 of level byte j (moved to bit 7 for movemask); qs byte
+ * j = low nibbles of levels j and j + 16. */
+static inline void store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
 {
-    uint32_t bits = 0;
-    for (int g = 0; g < 4; g++)
-        bits |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(c[g], 27))) << (8 * g);
+    const uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
     memcpy(qh, &bits, sizeof bits);
-    const __m256i m4 = _mm256_set1_epi32(0x0F);
-    _mm_storeu_si128((__m128i *)qs, gq_x86_nibbles16(_mm256_and_si256(c[0], m4), _mm256_and_si256(c[1], m4),
-                                                     _mm256_and_si256(c[2], m4), _mm256_and_si256(c[3], m4)));
+    _mm_storeu_si128((__m128i *)qs, nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
 }
 
 static int quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
@@ -263,11 +278,9 @@ static int quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_p
         symmetric_scales(src, n, 8.0f, h, ids);
         for (int i = 0; i < n; i++, src += QK, y += 18) {
             __m256 v[4];
-            __m256i c[4];
             load_block(src, v);
             memcpy(y, &h[i], 2);
-            symmetric_codes(v, ids[i], 8.5f, 15, c);
-            _mm_storeu_si128((__m128i *)(y + 2), gq_x86_nibbles16(c[0], c[1], c[2], c[3]));
+            _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(symmetric_codes(v, ids[i], 8.5f, 15)));
         }
     }
     return GGUFQ_OK;
@@ -286,11 +299,9 @@ static int quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_p
         symmetric_scales(src, n, 16.0f, h, ids);
         for (int i = 0; i < n; i++, src += QK, y += 22) {
             __m256 v[4];
-            __m256i c[4];
             load_block(src, v);
             memcpy(y, &h[i], 2);
-            symmetric_codes(v, ids[i], 16.5f, 31, c);
-            store_5bit(c, y + 2, y + 6);
+            store_5bit(symmetric_codes(v, ids[i], 16.5f, 31), y + 2, y + 6);
         }
     }
     return GGUFQ_OK;
@@ -301,7 +312,7 @@ static int quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_p
     if (imatrix)
         return gq_avx2_quantize_q4_1_imatrix(src, dst, nrows, n_per_row, imatrix);
     const int64_t nb = nrows * (n_per_row / QK);
-    const __m256i fifteen = _mm256_set1_epi32(15);
+    const __m256i fifteen = _mm256_set1_epi8(15);
     uint8_t *y = dst;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
         const int n = batch_size(nb, b0);
@@ -314,14 +325,12 @@ static int quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_p
                 continue;
             }
             __m256 v[4];
-            __m256i c[4];
             load_block(src, v);
             memcpy(y, &hd[i], 2);
             memcpy(y + 2, &hm[i], 2);
-            affine_levels(v, mins[i], ids[i], c);
-            for (int g = 0; g < 4; g++) /* (int8) then MIN(15, .) */
-                c[g] = _mm256_min_epi32(_mm256_srai_epi32(_mm256_slli_epi32(c[g], 24), 24), fifteen);
-            _mm_storeu_si128((__m128i *)(y + 4), gq_x86_nibbles16(c[0], c[1], c[2], c[3]));
+            /* (int8) then MIN(15, .): a signed byte min */
+            const __m256i b = _mm256_min_epi8(affine_levels(v, mins[i], ids[i]), fifteen);
+            _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(b));
         }
     }
     return GGUFQ_OK;
@@ -344,33 +353,47 @@ static int quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_p
                 continue;
             }
             __m256 v[4];
-            __m256i c[4];
             load_block(src, v);
             memcpy(y, &hd[i], 2);
             memcpy(y + 2, &hm[i], 2);
-            affine_levels(v, mins[i], ids[i], c); /* no clamp, as the scalar */
-            store_5bit(c, y + 4, y + 8);
+            store_5bit(affine_levels(v, mins[i], ids[i]), y + 4, y + 8); /* no clamp, as the scalar */
         }
     }
     return GGUFQ_OK;
 }
 
 /*
- * Q8_0: d = max |x| / 127 with the scalar's MAX(a, b) = a > b ? a : b, which
- * lets a NaN through in an order-dependent way: blocks holding a NaN go to
- * the scalar kernel. roundf is SLEEF's (tests/test_sleef.c: equal to libm's
- * on all 2^32 floats); the byte is (int8_t)(int) of it.
+ * roundf per lane (half away from zero), exactly: t = trunc(v); v - t is
+ * exact (same binade or below); add +-1 where |v - t| >= 0.5. Integers,
+ * huge values (v - t = 0), +-0 (sign kept by the +-0 addend), Inf (v - t is
+ * NaN: no step) and NaN all come out as roundf's; checked against libm's
+ * roundf on all 2^32 floats (/tmp harness, see the legacy report). Replaces
+ * Sleef_roundf8 here: half the instructions.
  */
-static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+static inline __m256 round_half_away(__m256 v)
 {
-    (void)imatrix;
-    const int64_t nb = nrows * (n_per_row / QK);
-    const __m256i ff = _mm256_set1_epi32(0xFF);
-    uint8_t *y = dst;
+    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 sign = _mm256_and_ps(v, _mm256_set1_ps(-0.0f));
+    const __m256 step = _mm256_cmp_ps(gq_x86_abs(_mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+    return _mm256_add_ps(t, _mm256_or_ps(_mm256_and_ps(step, _mm256_set1_ps(1.0f)), sign));
+}
+
+/*
+ * Q8_0 / Q8_1: d = max |x| / 127 with the scalar's MAX(a, b) = a > b ? a : b,
+ * which lets a NaN through in an order-dependent way: blocks holding a NaN
+ * go to the scalar kernel. roundf is round_half_away below; the byte is
+ * (int8_t)(int) of it. Q8_1 adds s = F16(sum of the int8 codes * d): the
+ * codes' int sum (any order is exact), converted to float and multiplied by
+ * d as the scalar does, for the batch in one vector.
+ */
+static void quantize_q8_blocks(const float *src, uint8_t *y, int64_t nb, bool with_sum)
+{
+    const int bytes = with_sum ? 36 : 34, qs_at = with_sum ? 4 : 2;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
         const int n = batch_size(nb, b0);
         float amax[BATCH] = { 0 }, ids[BATCH];
-        uint16_t h[BATCH];
+        int32_t sums[BATCH] = { 0 };
+        uint16_t h[BATCH], hs[BATCH];
         unsigned scalar_blocks = 0;
         for (int i = 0; i < n; i++) {
             __m256 v[4];
@@ -381,26 +404,54 @@ static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_p
                 nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[g], v[g], _CMP_UNORD_Q));
             }
             amax[i] = gq_x86_hmax(acc);
-            scalar_blocks |= (_mm256_movemask_ps(nan) != 0) << i;
+            scalar_blocks |= (unsigned)(_mm256_movemask_ps(nan) != 0) << i;
         }
         const __m256 d = _mm256_div_ps(_mm256_loadu_ps(amax), _mm256_set1_ps(127.0f));
         gq_x86_fp16x8(d, h);
         _mm256_storeu_ps(ids, gq_x86_inverse_or_zero(d));
-        for (int i = 0; i < n; i++, src += QK, y += 34) {
+        uint8_t *yb = y;
+        for (int i = 0; i < n; i++, src += QK, yb += bytes) {
             if (scalar_blocks >> i & 1) {
-                gq_quantize_q8_0(src, y, 1, QK, NULL);
+                if (with_sum)
+                    gq_quantize_q8_1(src, yb, 1, QK, NULL);
+                else
+                    gq_quantize_q8_0(src, yb, 1, QK, NULL);
                 continue;
             }
-            memcpy(y, &h[i], 2);
+            memcpy(yb, &h[i], 2);
             const __m256 vid = _mm256_set1_ps(ids[i]);
             __m256i c[4];
-            for (int g = 0; g < 4; g++) {
-                const __m256 r = Sleef_roundf8_avx2(_mm256_mul_ps(_mm256_loadu_ps(src + 8 * g), vid));
-                c[g] = _mm256_and_si256(_mm256_cvttps_epi32(r), ff);
-            }
-            _mm256_storeu_si256((__m256i *)(y + 2), gq_x86_pack32_u8(c[0], c[1], c[2], c[3]));
+            for (int g = 0; g < 4; g++) /* (int8_t)(int)roundf(x * id), sign-extended */
+                c[g] = gq_x86_trunc_i8(round_half_away(_mm256_mul_ps(_mm256_loadu_ps(src + 8 * g), vid)));
+            /* signed packs saturate nothing: the lanes are int8 already */
+            const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+            _mm256_storeu_si256((__m256i *)(yb + qs_at),
+                                _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+            if (with_sum)
+                sums[i] = gq_x86_hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(c[0], c[1]),
+                                                             _mm256_add_epi32(c[2], c[3])));
         }
+        if (with_sum) {
+            gq_x86_fp16x8(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)sums)), d), hs);
+            for (int i = 0; i < n; i++)
+                if (!(scalar_blocks >> i & 1))
+                    memcpy(y + (size_t)bytes * i + 2, &hs[i], 2);
+        }
+        y = yb;
     }
+}
+
+static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    (void)imatrix; /* as the scalar: Q8_0 has no imatrix path */
+    quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), false);
+    return GGUFQ_OK;
+}
+
+static int quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+{
+    (void)imatrix;
+    quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), true);
     return GGUFQ_OK;
 }
 
@@ -417,4 +468,5 @@ void gq_avx2_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
     t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0;
     t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1;
     t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0;
+    t[GGUFQ_TYPE_Q8_1].quantize = quantize_q8_1;
 }
