@@ -71,7 +71,7 @@ test-x86-fallbacks: build
 # AddressSanitizer + UndefinedBehaviorSanitizer (leak detection on), every ISA.
 test-asan: deps peer
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGGUFQ_BUILD_BENCH=OFF \
-	  -DGGUFQ_SANITIZE=address,undefined
+	  -DGGUFQ_SANITIZE=address,undefined,float-cast-overflow
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
