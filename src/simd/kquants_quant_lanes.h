@@ -1,29 +1,24 @@
 /*
  * kquants_quant_lanes.h — the K-quant quantizers (Q2_K ... Q8_K, with and
  * without imatrix) with one SIMD lane per sub-block. SIMD twin of the
- * quantizers of src/quants/kquants.c and the searches of qhelpers.c.
+ * quantizers of src/quants/kquants.c; the searches they share with other
+ * families (make_qkx2/qkx3/qx) are in src/simd/search_lanes.h, Q3_K's
+ * make_q3_quants is here.
  *
  * Not a normal header: it is included once, at the end, by each kernel
  * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
- * neon/kquants_quant_neon.c), after that file has defined its ISA layer:
+ * neon/kquants_quant_neon.c), after its ISA layer (<isa>/lanes_<isa>.h:
  * LANES (4, 8 or 16), the types vf/vi/vm, the vf_/vi_/vm_ helpers,
- * gather_lanes, bsums16, and GQ_KQ_FILL (the name of the fill function to
- * define). Sharing the text keeps the ISAs' arithmetic the same expression
- * for expression.
- *
- * Bit-exactness: each lane runs the scalar search of one sub-block with the
- * same float operations in the same order (sums from 0 weight by weight,
- * (w*x)*l where the scalar writes w*x*l, the same strict comparisons), and
- * masks instead of branches. A lane records the inverse scale and offset of
- * the trial that won instead of copying its levels; the levels are
- * recomputed from them later (element-wise, hence exact at any width).
+ * gather_lanes, bsums16) and with GQ_KQ_FILL defined (the name of the fill
+ * function to define). Sharing the text keeps the ISAs' arithmetic the
+ * same expression for expression; bit-exactness as in search_lanes.h.
  */
 #ifndef GGUFQ_KQUANTS_QUANT_LANES_H
 #define GGUFQ_KQUANTS_QUANT_LANES_H
 
+#include "simd/search_lanes.h"
+
 #define QK_K    256
-#define MAX_SUB 32        /* longest sub-block (Q4_K, Q5_K) */
-#define MAX_SUBBLOCKS 32  /* per group: 16 used, room for a full vector store past them */
 
 typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } blk_q2_K;
 typedef struct { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } blk_q3_K;
@@ -39,421 +34,265 @@ _Static_assert(sizeof(blk_q5_K) == 176, "q5_K block");
 _Static_assert(sizeof(blk_q6_K) == 210, "q6_K block");
 _Static_assert(sizeof(blk_q8_K) == 292, "q8_K block");
 
-/* ------------------------------------------------------- lane inputs */
-
-/* How a search's weights are made from x (all as in kquants.c / qhelpers.c). */
-enum weight_mode {
-    W_GIVEN,    /* read from a buffer laid out like x */
-    W_SQUARE,   /* x*x: make_qx_quants' default (rmse_type 1) */
-    W_ABS,      /* |x|: Q2_K without imatrix */
-    W_RMS_ABS,  /* sqrtf(sum(x*x)/32) + |x|: Q4_K/Q5_K without imatrix */
-};
-
-typedef struct {
-    vf x[MAX_SUB];   /* x[i]: weight i of each lane's sub-block */
-    vf w[MAX_SUB];   /* its search weight */
-} lanes_in;
-
-/* Sub-blocks k < count of n weights each, from x (and wbuf) at k*n, one per lane. */
-static void load_lanes(const float *x, const float *wbuf, int n, int count, enum weight_mode mode,
-                       lanes_in *in)
-{
-    gather_lanes(x, n, count, in->x);
-    switch (mode) {
-    case W_GIVEN:
-        gather_lanes(wbuf, n, count, in->w);
-        break;
-    case W_SQUARE:
-        for (int i = 0; i < n; i++)
-            in->w[i] = vf_mul(in->x[i], in->x[i]);
-        break;
-    case W_ABS:
-        for (int i = 0; i < n; i++)
-            in->w[i] = vf_abs(in->x[i]);
-        break;
-    case W_RMS_ABS: {
-        vf sum_x2 = vf_set(0.0f);
-        for (int i = 0; i < n; i++)
-            sum_x2 = vf_add(sum_x2, vf_mul(in->x[i], in->x[i]));
-        const vf av_x = vf_sqrt(vf_div(sum_x2, vf_set(32.0f)));
-        for (int i = 0; i < n; i++)
-            in->w[i] = vf_add(av_x, vf_abs(in->x[i]));
-        break;
-    }
-    }
-}
-
-/* Each lane's sum of weights, from 0 in weight order (the imatrix paths' sw[]). */
-static vf lanes_sum_w(const lanes_in *in, int n)
-{
-    vf s = vf_set(0.0f);
-    for (int i = 0; i < n; i++)
-        s = vf_add(s, in->w[i]);
-    return s;
-}
-
-/* ------------------------------------- make_qkx2_quants / make_qkx3_quants */
-
-typedef struct {
-    int   n, nmax, nstep;
-    float rmin, rdelta;
-    bool  use_mad;
-    bool  qkx3;       /* qkx3's degenerate test (max <= min) instead of qkx2's (max == min) */
-} qkx_params;
-
-typedef struct {
-    vf scale, the_min;      /* the scalar search's return value and *the_min */
-    vf lv_iscale, lv_min;   /* its levels: clamp(nearest(lv_iscale * (x - lv_min)), 0, nmax) */
-    vm zero;                /* degenerate sub-block: levels all 0 */
-} qkx_result;
-
-static inline vi qkx_level(vf iscale, vf x, vf min, int nmax)
-{
-    return vi_clamp(vi_nearest(vf_mul(iscale, vf_sub(x, min))), 0, nmax);
-}
-
-/* w * err(scale*l + min - x): one term of the search's error sum */
-static inline vf qkx_term(vf w, vf scale, vf l, vf min, vf x, bool use_mad)
-{
-    const vf diff = vf_sub(vf_add(vf_mul(scale, l), min), x);
-    return vf_mul(w, use_mad ? vf_abs(diff) : vf_mul(diff, diff));
-}
-
-static void qkx_search_lanes(const lanes_in *in, const qkx_params *p, qkx_result *r)
-{
-    const int n = p->n, nmax = p->nmax;
-    const vf *x = in->x, *w = in->w;
-    const vf zero = vf_set(0.0f);
-    vf min = x[0], max = x[0], sum_w = w[0], sum_x = vf_mul(w[0], x[0]);
-    for (int i = 1; i < n; i++) {
-        min = vf_sel(vf_lt(x[i], min), x[i], min);
-        max = vf_sel(vf_gt(x[i], max), x[i], max);
-        sum_w = vf_add(sum_w, w[i]);
-        sum_x = vf_add(sum_x, vf_mul(w[i], x[i]));
-    }
-    min = vf_sel(vf_gt(min, zero), zero, min);
-    const vm degenerate = p->qkx3 ? vf_le(max, min) : vf_eq(max, min);
-
-    vf iscale = vf_div(vf_set((float)nmax), vf_sub(max, min));
-    vf scale = vf_div(vf_set(1.0f), iscale);
-    vf best = zero;
-    for (int i = 0; i < n; i++)
-        best = vf_add(best, qkx_term(w[i], scale, vf_cvt(qkx_level(iscale, x[i], min, nmax)), min,
-                                     x[i], p->use_mad));
-    r->lv_iscale = iscale;
-    r->lv_min = min;
-
-    vf lf[MAX_SUB];
-    for (int is = 0; is <= p->nstep; is++) {
-        const float num = p->rmin + p->rdelta * (float)is + (float)nmax;
-        iscale = vf_div(vf_set(num), vf_sub(max, min));
-        vf sum_l = zero, sum_l2 = zero, sum_xl = zero;
-        for (int i = 0; i < n; i++) {
-            lf[i] = vf_cvt(qkx_level(iscale, x[i], min, nmax));
-            const vf wl = vf_mul(w[i], lf[i]);
-            sum_l  = vf_add(sum_l, wl);
-            sum_l2 = vf_add(sum_l2, vf_mul(wl, lf[i]));
-            sum_xl = vf_add(sum_xl, vf_mul(wl, x[i]));
-        }
-        const vf D = vf_sub(vf_mul(sum_w, sum_l2), vf_mul(sum_l, sum_l));
-        const vm ok = vm_andnot(vf_gt(D, zero), degenerate);
-        if (!vm_any(ok))
-            continue;
-        vf this_scale = vf_div(vf_sub(vf_mul(sum_w, sum_xl), vf_mul(sum_x, sum_l)), D);
-        vf this_min   = vf_div(vf_sub(vf_mul(sum_l2, sum_x), vf_mul(sum_l, sum_xl)), D);
-        const vm pos = vf_gt(this_min, zero);
-        this_min   = vf_sel(pos, zero, this_min);
-        this_scale = vf_sel(pos, vf_div(sum_xl, sum_l2), this_scale);
-        vf cur = zero;
-        for (int i = 0; i < n; i++)
-            cur = vf_add(cur, qkx_term(w[i], this_scale, lf[i], this_min, x[i], p->use_mad));
-        const vm better = vm_and(ok, vf_lt(cur, best));
-        r->lv_iscale = vf_sel(better, iscale, r->lv_iscale);
-        r->lv_min = vf_sel(better, min, r->lv_min);
-        best  = vf_sel(better, cur, best);
-        scale = vf_sel(better, this_scale, scale);
-        min   = vf_sel(better, this_min, min);
-    }
-    r->scale = vf_sel(degenerate, zero, scale);
-    r->the_min = vf_neg(min);
-    r->zero = degenerate;
-}
-
-/* ------------------------------------- make_qx_quants (rmse_type 1) */
-
-typedef struct {
-    vf scale;       /* the scalar search's return value */
-    vf lv_iscale;   /* its levels: nmax + clamp(nearest(lv_iscale * x), -nmax, nmax-1) */
-    vm zero;        /* all-zero sub-block: levels all 0 */
-} qx_result;
-
-/* Largest |x| of each lane and the signed value it came from (first wins ties). */
-static inline vf lanes_signed_absmax(const vf *x, int n, vf *amax_out)
-{
-    vf amax = vf_set(0.0f), max = vf_set(0.0f);
-    for (int i = 0; i < n; i++) {
-        const vf ax = vf_abs(x[i]);
-        const vm m = vf_gt(ax, amax);
-        amax = vf_sel(m, ax, amax);
-        max = vf_sel(m, x[i], max);
-    }
-    *amax_out = amax;
-    return max;
-}
-
-/* clamp_sym(nearest_int(v), nmax) */
-static inline vi sym_level(vf v, int nmax)
-{
-    return vi_clamp(vi_nearest(v), -nmax, nmax - 1);
-}
-
-static inline vi qx_level(vf iscale, vf x, int nmax)
-{
-    return sym_level(vf_mul(iscale, x), nmax);
-}
-
-static void qx_search_lanes(const lanes_in *in, int n, int nmax, qx_result *r)
-{
-    const vf *x = in->x, *w = in->w;
-    const vf zero = vf_set(0.0f);
-    vf amax;
-    const vf max = lanes_signed_absmax(x, n, &amax);
-    const vm is_zero = vf_lt(amax, vf_set(GQ_GROUP_MAX_EPS));
-
-    vf iscale = vf_div(vf_set((float)-nmax), max);
-    vf sumlx = zero, suml2 = zero;
-    for (int i = 0; i < n; i++) {
-        const vf l = vf_cvt(qx_level(iscale, x[i], nmax));
-        sumlx = vf_add(sumlx, vf_mul(vf_mul(w[i], x[i]), l));
-        suml2 = vf_add(suml2, vf_mul(vf_mul(w[i], l), l));
-    }
-    vf scale = vf_sel(vf_ne(suml2, zero), vf_div(sumlx, suml2), zero);
-    vf best = vf_mul(scale, sumlx);
-    r->lv_iscale = iscale;
-    for (int is = -9; is <= 9; is++) {
-        if (is == 0)
-            continue;
-        const float num = -((float)nmax + 0.1f * (float)is);
-        iscale = vf_div(vf_set(num), max);
-        sumlx = suml2 = zero;
-        for (int i = 0; i < n; i++) {
-            const vf l = vf_cvt(qx_level(iscale, x[i], nmax));
-            sumlx = vf_add(sumlx, vf_mul(vf_mul(w[i], x[i]), l));
-            suml2 = vf_add(suml2, vf_mul(vf_mul(w[i], l), l));
-        }
-        const vm better = vm_andnot(vm_and(vf_gt(suml2, zero),
-                                           vf_gt(vf_mul(sumlx, sumlx), vf_mul(best, suml2))),
-                                    is_zero);
-        if (!vm_any(better))
-            continue;
-        const vf new_scale = vf_div(sumlx, suml2);
-        r->lv_iscale = vf_sel(better, iscale, r->lv_iscale);
-        scale = vf_sel(better, new_scale, scale);
-        best = vf_sel(better, vf_mul(new_scale, sumlx), best);
-    }
-    r->scale = vf_sel(is_zero, zero, scale);
-    r->zero = is_zero;
-}
-
 /* ------------------------------------- make_q3_quants (do_rmse) */
 
-/* Q3_K's search (n = 16) runs on Q3_SUBBLOCKS sub-blocks at once, in
- * Q3_GROUPS lane groups interleaved: its coordinate descent is one long
+/* Q3_K's search (n = 16) runs on Q3_SUBBLOCKS sub-blocks (8 super-blocks)
+ * at once, in Q3_GROUPS lane groups: its coordinate descent is one long
  * dependency chain per lane (each step needs the previous step's sums), so
- * independent groups keep the vector units busy. */
+ * groups run in batches, op by op (q3_refine_pass); and after the first
+ * pass, which settles most lanes, the lanes still moving are packed into
+ * full groups (q3_search_run). */
 #define Q3_N         16
-#define Q3_SUBBLOCKS 64
+#define Q3_SUBBLOCKS 128
 #define Q3_GROUPS    (Q3_SUBBLOCKS / LANES)
 
 typedef struct {
     vf x[Q3_N];
-    vi L[Q3_N];      /* levels: level + nmax on return, or 0 in an all-zero sub-block */
-    vf sumlx, suml2;
+    vf w[Q3_N], wx[Q3_N];  /* x*x and (x*x)*x: the same products in every step */
+    vf L[Q3_N];      /* levels (small integers, exact as floats): level + nmax on
+                      * return, or 0 in an all-zero sub-block */
+    vf sumlx, suml2; /* sumlx is NaN in all-zero lanes, which makes every step
+                      * skip them as the scalar skips the whole search */
     vm is_zero;
 } q3_lanes;
 
 static void q3_first_guess(q3_lanes *g, int nmax)
 {
     const vf zero = vf_set(0.0f);
-    vf amax;
+    vf amax, sum_x = zero;
     const vf max = lanes_signed_absmax(g->x, Q3_N, &amax);
     g->is_zero = vf_lt(amax, vf_set(GQ_GROUP_MAX_EPS));
     const vf iscale = vf_div(vf_set((float)-nmax), max);
+    /* A finite sum of x means every x is finite: then qx_level_f is exact
+     * (see qx_search_lanes); all-zero lanes' levels are discarded anyway. */
+    for (int i = 0; i < Q3_N; i++)
+        sum_x = vf_add(sum_x, g->x[i]);
+    const bool fast = !vm_any(vf_ne(vf_sub(sum_x, sum_x), zero));
     vf sumlx = zero, suml2 = zero;
     for (int i = 0; i < Q3_N; i++) {
-        g->L[i] = qx_level(iscale, g->x[i], nmax);
-        const vf l = vf_cvt(g->L[i]), w = vf_mul(g->x[i], g->x[i]);
-        sumlx = vf_add(sumlx, vf_mul(vf_mul(w, g->x[i]), l));
-        suml2 = vf_add(suml2, vf_mul(vf_mul(w, l), l));
+        const vf l = fast ? qx_level_f(iscale, g->x[i], nmax)
+                          : vf_cvt(qx_level(iscale, g->x[i], nmax));
+        g->L[i] = l;
+        g->w[i] = vf_mul(g->x[i], g->x[i]);
+        g->wx[i] = vf_mul(g->w[i], g->x[i]);
+        sumlx = vf_add(sumlx, vf_mul(g->wx[i], l));
+        suml2 = vf_add(suml2, vf_mul(vf_mul(g->w[i], l), l));
     }
-    g->sumlx = sumlx;
+    g->sumlx = vf_sel(g->is_zero, vf_set(NAN), sumlx);
     g->suml2 = suml2;
 }
 
-/* One step of the coordinate descent on level i; the lanes that moved. */
-static inline vm q3_refine_step(q3_lanes *g, int i, int nmax)
+/* Groups whose coordinate descents run side by side, instruction by
+ * instruction: each step is one long dependency chain (a division, a
+ * rounding, products, a compare and selects, ~55 cycles), so the chains of
+ * Q3_BATCH groups written op by op give the out-of-order core independent
+ * work within its scheduler window; the batch's sums stay in registers
+ * across the 16 steps. */
+#define Q3_PASSES 5   /* make_q3_quants' cap on passes */
+#define Q3_BATCH  4
+
+/* One pass of the coordinate descent (steps i = 0..15, in order) on the nb
+ * groups *gp[0..nb); or's the lanes that moved into changed[]. slx > 0 is
+ * false in all-zero lanes (sumlx NaN), so nothing moves there. nb is a
+ * constant in each inlined copy, so the loops over t unroll. */
+static inline __attribute__((always_inline)) void
+q3_refine_pass(q3_lanes *const *gp, int nb, int nmax, vm *changed)
 {
     const vf zero = vf_set(0.0f);
-    const vf x = g->x[i], w = vf_mul(x, x), wx = vf_mul(w, x);
-    const vf l = vf_cvt(g->L[i]);
-    vf slx = vf_sub(g->sumlx, vf_mul(wx, l));
-    vm ok = vm_andnot(vf_gt(slx, zero), g->is_zero);
-    vf sl2 = vf_sub(g->suml2, vf_mul(vf_mul(w, l), l));
-    const vi new_l = sym_level(vf_div(vf_mul(x, sl2), slx), nmax);
-    ok = vm_and(ok, vi_ne(new_l, g->L[i]));
-    const vf nl = vf_cvt(new_l);
-    slx = vf_add(slx, vf_mul(wx, nl));
-    sl2 = vf_add(sl2, vf_mul(vf_mul(w, nl), nl));
-    const vm acc = vm_and(vm_and(ok, vf_gt(sl2, zero)),
-                          vf_gt(vf_mul(vf_mul(slx, slx), g->suml2),
-                                vf_mul(vf_mul(g->sumlx, g->sumlx), sl2)));
-    g->L[i] = vi_sel(acc, new_l, g->L[i]);
-    g->sumlx = vf_sel(acc, slx, g->sumlx);
-    g->suml2 = vf_sel(acc, sl2, g->suml2);
-    return acc;
+    vf sumlx[Q3_BATCH], suml2[Q3_BATCH];
+    vm moved[Q3_BATCH];
+    for (int t = 0; t < nb; t++) {
+        sumlx[t] = gp[t]->sumlx;
+        suml2[t] = gp[t]->suml2;
+        moved[t] = changed[t];
+    }
+    for (int i = 0; i < Q3_N; i++) {
+        vf l[Q3_BATCH], slx[Q3_BATCH], sl2[Q3_BATCH], nl[Q3_BATCH];
+        vm ok[Q3_BATCH];
+        for (int t = 0; t < nb; t++) {
+            l[t] = gp[t]->L[i];
+            slx[t] = vf_sub(sumlx[t], vf_mul(gp[t]->wx[i], l[t]));
+        }
+        for (int t = 0; t < nb; t++)
+            sl2[t] = vf_sub(suml2[t], vf_mul(vf_mul(gp[t]->w[i], l[t]), l[t]));
+        for (int t = 0; t < nb; t++)
+            nl[t] = vf_cvt(sym_level(vf_div(vf_mul(gp[t]->x[i], sl2[t]), slx[t]), nmax));
+        for (int t = 0; t < nb; t++) {
+            ok[t] = vm_and(vf_gt(slx[t], zero), vf_ne(nl[t], l[t]));
+            slx[t] = vf_add(slx[t], vf_mul(gp[t]->wx[i], nl[t]));
+        }
+        for (int t = 0; t < nb; t++)
+            sl2[t] = vf_add(sl2[t], vf_mul(vf_mul(gp[t]->w[i], nl[t]), nl[t]));
+        for (int t = 0; t < nb; t++) {
+            const vm acc = vm_and(vm_and(ok[t], vf_gt(sl2[t], zero)),
+                                  vf_gt(vf_mul(vf_mul(slx[t], slx[t]), suml2[t]),
+                                        vf_mul(vf_mul(sumlx[t], sumlx[t]), sl2[t])));
+            gp[t]->L[i] = vf_sel(acc, nl[t], l[t]);
+            sumlx[t] = vf_sel(acc, slx[t], sumlx[t]);
+            suml2[t] = vf_sel(acc, sl2[t], suml2[t]);
+            moved[t] = vm_or(moved[t], acc);
+        }
+    }
+    for (int t = 0; t < nb; t++) {
+        gp[t]->sumlx = sumlx[t];
+        gp[t]->suml2 = suml2[t];
+        changed[t] = moved[t];
+    }
 }
 
-/* make_q3_quants(16, nmax, x, L, true) for each lane of groups g[0..ng); returns scales. */
-static void q3_search_groups(q3_lanes *g, int ng, int nmax, vf *scale)
+/* Passes first..last-1 on groups g[0..ng): a group stops after a pass that
+ * moved none of its lanes. moved[k] (if given): the lanes of group k that
+ * moved in the last pass it ran.
+ *
+ * A lane that changed nothing in a pass would change nothing in any later
+ * pass either (same state), so running a lane for more passes than the
+ * scalar would (up to the same cap) gives the scalar's result; so does
+ * stopping a group none of whose lanes changed. Groups are independent:
+ * their passes may run in any order. */
+static void q3_run_passes(q3_lanes *g, int ng, int nmax, int first, int last, vm *moved)
 {
+    int active[Q3_GROUPS], na = ng;
     for (int k = 0; k < ng; k++)
-        q3_first_guess(&g[k], nmax);
-    /* A lane that changed nothing in a pass would change nothing in any
-     * later pass either (same state), so running the passes until no lane
-     * changes gives each lane the scalar's result; so does stopping a group
-     * none of whose lanes changed. */
-    bool active[Q3_GROUPS];
-    for (int k = 0; k < ng; k++)
-        active[k] = true;
-    for (int itry = 0; itry < 5; itry++) {
-        vm changed[Q3_GROUPS];
-        bool any = false;
-        for (int k = 0; k < ng; k++)
-            changed[k] = vm_none();
-        for (int i = 0; i < Q3_N; i++)
-            for (int k = 0; k < ng; k++)
-                if (active[k])
-                    changed[k] = vm_or(changed[k], q3_refine_step(&g[k], i, nmax));
-        for (int k = 0; k < ng; k++) {
-            active[k] = active[k] && vm_any(changed[k]);
-            any = any || active[k];
+        active[k] = k;
+    for (int itry = first; itry < last && na > 0; itry++) {
+        int still = 0;
+        for (int b = 0; b < na; b += Q3_BATCH) {
+            const int nb = na - b < Q3_BATCH ? na - b : Q3_BATCH;
+            q3_lanes *gp[Q3_BATCH];
+            vm changed[Q3_BATCH];
+            for (int t = 0; t < nb; t++) {
+                gp[t] = &g[active[b + t]];
+                changed[t] = vm_none();
+            }
+            switch (nb) {   /* constant batch sizes: unrolled copies */
+            case 1: q3_refine_pass(gp, 1, nmax, changed); break;
+#if Q3_BATCH >= 2
+            case 2: q3_refine_pass(gp, 2, nmax, changed); break;
+#endif
+#if Q3_BATCH >= 3
+            case 3: q3_refine_pass(gp, 3, nmax, changed); break;
+#endif
+#if Q3_BATCH >= 4
+            case 4: q3_refine_pass(gp, 4, nmax, changed); break;
+#endif
+#if Q3_BATCH > 4
+            default: q3_refine_pass(gp, nb, nmax, changed); break;
+#endif
+            }
+            for (int t = 0; t < nb; t++) {
+                if (moved)
+                    moved[active[b + t]] = changed[t];
+                if (vm_any(changed[t]))
+                    active[still++] = active[b + t];   /* still <= b + t: in place is safe */
+            }
         }
-        if (!any)
-            break;
+        na = still;
     }
+}
+
+static inline float lane_get(const vf *v, int j)
+{
+    float f;
+    memcpy(&f, (const char *)v + sizeof(float) * (size_t)j, sizeof f);
+    return f;
+}
+
+/* make_q3_quants' results of groups g[0..ng) once their passes are done:
+ * levels + nmax (0 in all-zero lanes) in g[k].L, scales to scale[k]. */
+static void q3_finish_groups(q3_lanes *g, int ng, int nmax, vf *scale)
+{
     const vf zero = vf_set(0.0f);
     for (int k = 0; k < ng; k++) {
         for (int i = 0; i < Q3_N; i++)
-            g[k].L[i] = vi_sel(g[k].is_zero, vi_set(0), vi_add(g[k].L[i], vi_set(nmax)));
+            g[k].L[i] = vf_sel(g[k].is_zero, zero, vf_add(g[k].L[i], vf_set((float)nmax)));
         scale[k] = vf_sel(vm_andnot(vf_gt(g[k].suml2, zero), g[k].is_zero),
                           vf_div(g[k].sumlx, g[k].suml2), zero);
     }
 }
 
-/* ------------------------------------- searches over a run of sub-blocks */
-
-/* Per sub-block results of a group's searches (index = sub-block in group). */
-typedef struct {
-    float   scale[MAX_SUBBLOCKS], the_min[MAX_SUBBLOCKS], sum_w[MAX_SUBBLOCKS];
-    float   lv_iscale[MAX_SUBBLOCKS], lv_min[MAX_SUBBLOCKS];
-    uint8_t zero[MAX_SUBBLOCKS];
-} sub_results;
-
-static void store_zero_flags(uint8_t *zero, vm m, int count)
+static inline void lane_set(vf *v, int j, float f)
 {
-    const unsigned bits = vm_bits(m);
-    for (int k = 0; k < count; k++)
-        zero[k] = (uint8_t)((bits >> k) & 1);
+    memcpy((char *)v + sizeof(float) * (size_t)j, &f, sizeof f);
 }
 
-/* make_qkx*_quants on S consecutive sub-blocks of x (p->n weights each). */
-static void qkx_search_run(const float *x, const float *wbuf, int S, enum weight_mode mode,
-                           const qkx_params *p, sub_results *res)
+/* Work groups wg[0..) for the sub-blocks sub[0..n) (n > 0) of groups g[],
+ * which moved in pass 1: x gathered again, levels and sums copied lane by
+ * lane, the last group padded with copies of sub[n-1]'s lane (a copy runs
+ * the same steps: same results). Returns how many groups. */
+static int q3_pack_moved(const float *x, const q3_lanes *g, int *sub, int n, q3_lanes *wg)
 {
-    lanes_in in;
-    for (int s0 = 0; s0 < S; s0 += LANES) {
-        const int count = S - s0 < LANES ? S - s0 : LANES;
-        load_lanes(x + s0 * p->n, wbuf ? wbuf + s0 * p->n : NULL, p->n, count, mode, &in);
-        qkx_result r;
-        qkx_search_lanes(&in, p, &r);
-        vf_storeu(res->scale + s0, r.scale);
-        vf_storeu(res->the_min + s0, r.the_min);
-        vf_storeu(res->lv_iscale + s0, r.lv_iscale);
-        vf_storeu(res->lv_min + s0, r.lv_min);
-        vf_storeu(res->sum_w + s0, lanes_sum_w(&in, p->n));
-        store_zero_flags(res->zero + s0, r.zero, count);
+    const int nw = (n + LANES - 1) / LANES;
+    for (int m = n; m < nw * LANES; m++)
+        sub[m] = sub[n - 1];
+    for (int k = 0; k < nw; k++) {
+        gather_rows(x, Q3_N, sub + k * LANES, wg[k].x);
+        for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
+            wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
+            wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
+        }
+        wg[k].is_zero = vm_none();   /* all-zero lanes never move */
     }
-}
-
-/* make_qx_quants(n, nmax, x, L, 1, weights) on S consecutive sub-blocks. */
-static void qx_search_run(const float *x, const float *wbuf, int S, int n, int nmax,
-                          enum weight_mode mode, sub_results *res)
-{
-    lanes_in in;
-    for (int s0 = 0; s0 < S; s0 += LANES) {
-        const int count = S - s0 < LANES ? S - s0 : LANES;
-        load_lanes(x + s0 * n, wbuf ? wbuf + s0 * n : NULL, n, count, mode, &in);
-        qx_result r;
-        qx_search_lanes(&in, n, nmax, &r);
-        vf_storeu(res->scale + s0, r.scale);
-        vf_storeu(res->lv_iscale + s0, r.lv_iscale);
-        vf_storeu(res->sum_w + s0, lanes_sum_w(&in, n));
-        store_zero_flags(res->zero + s0, r.zero, count);
+    for (int m = 0; m < nw * LANES; m++) {
+        const int s = sub[m], gk = s / LANES, gj = s % LANES, k = m / LANES, j = m % LANES;
+        for (int i = 0; i < Q3_N; i++)
+            lane_set(&wg[k].L[i], j, lane_get(&g[gk].L[i], gj));
+        lane_set(&wg[k].sumlx, j, lane_get(&g[gk].sumlx, gj));
+        lane_set(&wg[k].suml2, j, lane_get(&g[gk].suml2, gj));
     }
+    return nw;
 }
 
 /* Levels of a Q3_K search in lane form: sub-block s, weight i at
  * lv[s / LANES][i][s % LANES] (only zero-scale sub-blocks ever read them). */
 typedef struct {
-    int32_t lv[Q3_GROUPS][Q3_N][LANES];
+    float lv[Q3_GROUPS][Q3_N][LANES];
 } q3_levels;
 
 /* make_q3_quants(16, nmax, x, L, true) on S <= Q3_SUBBLOCKS consecutive
  * sub-blocks; scales to scales[], levels to *L. */
 static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_levels *L)
 {
-    q3_lanes g[Q3_GROUPS];
+    q3_lanes g[Q3_GROUPS], wg[Q3_GROUPS];
     vf sc[Q3_GROUPS];
+    vm moved[Q3_GROUPS];
     const int ng = (S + LANES - 1) / LANES;
     for (int k = 0; k < ng; k++) {
         const int s0 = k * LANES, count = S - s0 < LANES ? S - s0 : LANES;
         gather_lanes(x + s0 * Q3_N, Q3_N, count, g[k].x);
+        q3_first_guess(&g[k], nmax);
     }
-    q3_search_groups(g, ng, nmax, sc);
+    /* Most lanes settle in the first pass (nothing moves in it): after it,
+     * the sub-blocks that moved are packed into full vectors for the later
+     * passes, rather than dragging every group along for as long as any of
+     * its lanes still moves. */
+    q3_run_passes(g, ng, nmax, 0, 1, moved);
+    int sub[Q3_SUBBLOCKS + LANES], n = 0;
+    for (int k = 0; k < ng; k++)
+        for (unsigned bits = vm_bits(moved[k]); bits; bits &= bits - 1) {
+            const int s = k * LANES + __builtin_ctz(bits);
+            if (s < S)   /* lanes past S repeat sub-block S-1 */
+                sub[n++] = s;
+        }
+    const int nw = n ? q3_pack_moved(x, g, sub, n, wg) : 0;
+    q3_finish_groups(g, ng, nmax, sc);
     for (int k = 0; k < ng; k++) {
         vf_storeu(scales + k * LANES, sc[k]);
         for (int i = 0; i < Q3_N; i++)
-            vi_storeu(L->lv[k][i], g[k].L[i]);
+            vf_storeu(L->lv[k][i], g[k].L[i]);
     }
-}
-
-/* ------------------------------------- element-wise level passes */
-
-/* The qkx search's levels of one sub-block: clamp(nearest(iscale*(x-min)), 0, nmax). */
-static void levels_qkx(const float *x, int n, const sub_results *res, int j, int nmax,
-                       uint8_t *L)
-{
-    if (res->zero[j]) {
-        memset(L, 0, (size_t)n);
+    if (!nw)
         return;
+    q3_run_passes(wg, nw, nmax, 1, Q3_PASSES, NULL);
+    q3_finish_groups(wg, nw, nmax, sc);
+    for (int m = 0; m < n; m++) {
+        const int s = sub[m], k = m / LANES, j = m % LANES;
+        scales[s] = lane_get(&sc[k], j);
+        for (int i = 0; i < Q3_N; i++)
+            L->lv[s / LANES][i][s % LANES] = lane_get(&wg[k].L[i], j);
     }
-    const vf iscale = vf_set(res->lv_iscale[j]), min = vf_set(res->lv_min[j]);
-    for (int i = 0; i < n; i += LANES)
-        vi_store_u8(L + i, qkx_level(iscale, vf_loadu(x + i), min, nmax));
 }
 
-/* The qx search's levels of one sub-block: nmax + clamp_sym(nearest(iscale*x)). */
-static void levels_qx(const float *x, int n, const sub_results *res, int j, int nmax,
-                      uint8_t *L)
-{
-    if (res->zero[j]) {
-        memset(L, 0, (size_t)n);
-        return;
-    }
-    const vf iscale = vf_set(res->lv_iscale[j]);
-    for (int i = 0; i < n; i += LANES)
-        vi_store_u8(L + i, vi_add(qx_level(iscale, vf_loadu(x + i), nmax), vi_set(nmax)));
-}
+/* ------------------------------------- final level passes, imatrix weights */
 
 /* Final pass of Q2_K/Q4_K/Q5_K: clamp(nearest((x + m) / d), 0, nmax). */
 static void levels_affine(const float *x, int n, float d, float m, int nmax, uint8_t *L)
@@ -759,21 +598,29 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
         } else if (sl->ref) {
             const int s = sl->j0 + j;
             for (int i = 0; i < Q3_N; i++)
-                L[16 * j + i] = (uint8_t)sl->ref->lv[s / LANES][i][s % LANES];
+                L[16 * j + i] = (uint8_t)(int)sl->ref->lv[s / LANES][i][s % LANES];
         } else {
             levels_qx(x + 16 * j, 16, sl->qx, j, 4, L + 16 * j);
         }
     }
     /* Levels are 0..7 here, so the scalar's "if (l > 3) { set bit; l -= 4; }"
      * is bit 2 to hmask and bits 0-1 kept: branch-free, so it vectorises. */
-    uint8_t low[QK_K];
-    memset(y->hmask, 0, sizeof y->hmask);
-    for (int b = 0; b < QK_K / 32; b++)
-        for (int m = 0; m < 32; m++)
-            y->hmask[m] |= (uint8_t)(((L[32 * b + m] >> 2) & 1) << b);
-    for (int j = 0; j < QK_K; j++)
-        low[j] = L[j] & 3;
-    pack_2bit(low, y->qs);
+    /* Written as byte loops over m and l with constant shifts, which the
+     * compiler turns into vector code. */
+    uint8_t hmask[QK_K / 8], qs[QK_K / 4];
+    for (int m = 0; m < 32; m++) {
+        uint8_t h = 0;
+#pragma GCC unroll 8
+        for (int b = 0; b < QK_K / 32; b++)
+            h |= (uint8_t)(((L[32 * b + m] >> 2) & 1) << b);
+        hmask[m] = h;
+    }
+    for (int j = 0; j < QK_K; j += 128)
+        for (int l = 0; l < 32; l++)
+            qs[j / 4 + l] = (uint8_t)((L[j + l] & 3) | ((L[j + l + 32] & 3) << 2) |
+                                      ((L[j + l + 64] & 3) << 4) | ((L[j + l + 96] & 3) << 6));
+    memcpy(y->hmask, hmask, sizeof hmask);
+    memcpy(y->qs, qs, sizeof qs);
 }
 
 static void q3_K_imatrix_block(const float *x, const float *qw, uint8_t *dst)

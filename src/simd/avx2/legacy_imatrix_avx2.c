@@ -1,18 +1,28 @@
 /*
- * legacy_imatrix_avx2.c — placeholder: the scalar importance-matrix
- * quantizers of Q4_0, Q4_1, Q5_0, Q5_1 (src/quants/legacy.c) until the
- * avx2 lane versions land.
+ * legacy_imatrix_avx2.c — AVX2 importance-matrix quantizers of Q4_0, Q4_1,
+ * Q5_0 and Q5_1, called by avx2/legacy_avx2.c when given an imatrix. SIMD
+ * twin of the *_imatrix_row functions of src/quants/legacy.c and of the
+ * searches of src/quants/qhelpers.c they call (make_qx_quants,
+ * make_qkx3_quants).
+ *
+ * How it vectorises: one lane per 32-weight block, eight blocks per vector,
+ * transposed into lanes by row loads and 8x8 shuffles. Each lane runs its
+ * block's scale search with the scalar's float operations in the scalar's
+ * order. The code is shared word for word with the other ISAs: the ISA layer
+ * is avx2/lanes_avx2.h, the searches src/simd/search_lanes.h, the quantizers
+ * src/simd/legacy_imatrix_lanes.h.
  */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quants/common.h"
+#include "quants/fp16.h"
 #include "quants/quants.h"
 #include "simd/legacy_imatrix.h"
+#include "simd/avx2/lanes_avx2.h"
+#include "simd/search_lanes.h"
 
-#define FORWARD(t)                                                                      \
-    int gq_avx2_quantize_##t##_imatrix(const float *src, void *dst, int64_t nrows,    \
-                                         int64_t n_per_row, const float *imatrix)       \
-    {                                                                                   \
-        return gq_quantize_##t(src, dst, nrows, n_per_row, imatrix);                    \
-    }
-FORWARD(q4_0)
-FORWARD(q4_1)
-FORWARD(q5_0)
-FORWARD(q5_1)
+#define GQ_LI_ISA_NAME(t) gq_avx2_quantize_##t##_imatrix
+#include "simd/legacy_imatrix_lanes.h"
