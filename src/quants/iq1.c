@@ -279,11 +279,14 @@ static bool iq1_s_best_split(const gq_iq_search_ops *ops, const float *xb, const
                              const int32_t *sorted, int *i1, int *i2, int *shift, float *scale_io)
 {
     float sumx[IQ1S_BLOCK + 1], sumw[IQ1S_BLOCK + 1];
+    float sx = 0, sw = 0;
     sumx[0] = sumw[0] = 0;
     for (int j = 0; j < IQ1S_BLOCK; ++j) {
         const int i = sorted[j];
-        sumx[j + 1] = sumx[j] + weight[i] * xb[i];
-        sumw[j + 1] = sumw[j] + weight[i];
+        sx = sx + weight[i] * xb[i];
+        sw = sw + weight[i];
+        sumx[j + 1] = sx;
+        sumw[j + 1] = sw;
     }
     return ops->iq1s_split(sumx, sumw, i1, i2, shift, scale_io);
 }
@@ -476,14 +479,22 @@ static bool iq1_m_best_split(const gq_iq_search_ops *ops, const float *xb, const
 {
     enum { N = IQ1M_BLOCK };
     gq_iq1m_sums s;
+    /* Running sums in registers; the half a weight does not belong to gets
+     * + 0.0f, which leaves it unchanged (a sum that starts at +0 is never -0). */
+    float x0 = 0, x1 = 0, w0 = 0, w1 = 0;
     s.sx[0][0] = s.sx[1][0] = s.sw[0][0] = s.sw[1][0] = 0;
     for (int j = 0; j < N; ++j) {
         const int i = sorted[j];
-        const int h = i >= N / 2, o = 1 - h;
-        s.sx[h][j + 1] = s.sx[h][j] + weight[i] * xb[i];
-        s.sw[h][j + 1] = s.sw[h][j] + weight[i];
-        s.sx[o][j + 1] = s.sx[o][j];
-        s.sw[o][j + 1] = s.sw[o][j];
+        const bool high = i >= N / 2;
+        const float wx = weight[i] * xb[i], w = weight[i];
+        x0 = x0 + (high ? 0.0f : wx);
+        w0 = w0 + (high ? 0.0f : w);
+        x1 = x1 + (high ? wx : 0.0f);
+        w1 = w1 + (high ? w : 0.0f);
+        s.sx[0][j + 1] = x0;
+        s.sw[0][j + 1] = w0;
+        s.sx[1][j + 1] = x1;
+        s.sw[1][j + 1] = w1;
     }
     return ops->iq1m_split(&s, i1, i2, k, scale_io);
 }

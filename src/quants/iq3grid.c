@@ -29,8 +29,9 @@ static iq3_storage      storage_256, storage_512;
 /* + 8 zeros: SIMD searches may read 8 entries at a time past a list's end */
 static uint16_t         neighbours_256[IQ3XXS_NEIGHBOUR_ENTRIES + 8];
 static uint16_t         neighbours_512[IQ3S_NEIGHBOUR_ENTRIES + 8];
-static uint32_t         words_256[IQ3XXS_NEIGHBOUR_ENTRIES];
-static uint32_t         words_512[IQ3S_NEIGHBOUR_ENTRIES];
+/* + 8 zeros: SIMD searches may load 8 words at a time past a list's end */
+static uint32_t         words_256[IQ3XXS_NEIGHBOUR_ENTRIES + 8];
+static uint32_t         words_512[IQ3S_NEIGHBOUR_ENTRIES + 8];
 static gq_iq3_search    search_256, search_512;
 static pthread_once_t   once_256 = PTHREAD_ONCE_INIT, once_512 = PTHREAD_ONCE_INIT;
 

@@ -30,7 +30,7 @@ typedef struct gq_iq3_search {
     /* for SIMD table lookups: byte i of point j is 8 * i + its level i */
     const uint32_t *lane_index;
     /* `neighbours` with each grid index replaced by its lane_index word
-     * (the counts stay as they are) */
+     * (the counts stay as they are), then 8 zeros */
     const uint32_t *neighbour_words;
 } gq_iq3_search;
 

@@ -48,6 +48,11 @@ static uint16_t nb_iq2xxs[NB_SIZE_IQ2XXS + 8];
 static uint16_t nb_iq2xs[NB_SIZE_IQ2XS + 8];
 static uint16_t nb_iq1s[NB_SIZE_IQ1S + 8];
 static uint16_t nb_iq2s[NB_SIZE_IQ2S + 8];
+/* the lane words of each neighbour entry (low and high word), + 16 zeros */
+static uint32_t nbl_iq2xxs[2][NB_SIZE_IQ2XXS + 16];
+static uint32_t nbl_iq2xs[2][NB_SIZE_IQ2XS + 16];
+static uint32_t nbl_iq1s[2][NB_SIZE_IQ1S + 16];
+static uint32_t nbl_iq2s[2][NB_SIZE_IQ2S + 16];
 
 typedef struct grid_source {
     const uint64_t *points;     /* one byte per coordinate, coordinate k in byte k */
@@ -58,13 +63,14 @@ typedef struct grid_source {
     uint32_t      (*lanes)[2];
     uint16_t       *neighbours;
     int             nb_capacity;
+    uint32_t       *nb_lanes;    /* [2][nb_capacity + 16]: low words, then high words */
 } grid_source;
 
 static const grid_source sources[GQ_IQGRID_COUNT] = {
-    [GQ_IQGRID_IQ2XXS] = { gq_iq2xxs_grid, 256, 2, 0, coords_iq2xxs, lanes_iq2xxs, nb_iq2xxs, NB_SIZE_IQ2XXS },
-    [GQ_IQGRID_IQ2XS]  = { gq_iq2xs_grid, 512, 2, 0, coords_iq2xs, lanes_iq2xs, nb_iq2xs, NB_SIZE_IQ2XS },
-    [GQ_IQGRID_IQ1S]   = { gq_iq1s_grid, 2048, 3, 1, coords_iq1s, lanes_iq1s, nb_iq1s, NB_SIZE_IQ1S },
-    [GQ_IQGRID_IQ2S]   = { gq_iq2s_grid, 1024, 1, 0, coords_iq2s, lanes_iq2s, nb_iq2s, NB_SIZE_IQ2S },
+    [GQ_IQGRID_IQ2XXS] = { gq_iq2xxs_grid, 256, 2, 0, coords_iq2xxs, lanes_iq2xxs, nb_iq2xxs, NB_SIZE_IQ2XXS, nbl_iq2xxs[0] },
+    [GQ_IQGRID_IQ2XS]  = { gq_iq2xs_grid, 512, 2, 0, coords_iq2xs, lanes_iq2xs, nb_iq2xs, NB_SIZE_IQ2XS, nbl_iq2xs[0] },
+    [GQ_IQGRID_IQ1S]   = { gq_iq1s_grid, 2048, 3, 1, coords_iq1s, lanes_iq1s, nb_iq1s, NB_SIZE_IQ1S, nbl_iq1s[0] },
+    [GQ_IQGRID_IQ2S]   = { gq_iq2s_grid, 1024, 1, 0, coords_iq2s, lanes_iq2s, nb_iq2s, NB_SIZE_IQ2S, nbl_iq2s[0] },
 };
 
 static gq_iqgrid      grids[GQ_IQGRID_COUNT];
@@ -166,6 +172,20 @@ static void build_grid(gq_iqgrid_id id)
         used += w;
     }
 
+    uint32_t *lanes_lo = src->nb_lanes;
+    uint32_t *lanes_hi = lanes_lo + src->nb_capacity + 16;
+    for (int key = 0; key < GQ_IQGRID_NPOINTS; ++key) {
+        if (map[key] >= 0)
+            continue;
+        const int o = -map[key] - 1;
+        for (int k = 1; k <= src->neighbours[o]; ++k) {
+            lanes_lo[o + k] = src->lanes[src->neighbours[o + k]][0];
+            lanes_hi[o + k] = src->lanes[src->neighbours[o + k]][1];
+        }
+    }
+
+    grids[id].nb_lanes_lo = lanes_lo;
+    grids[id].nb_lanes_hi = lanes_hi;
     grids[id].size       = src->size;
     grids[id].coords     = (const uint8_t (*)[8])src->coords;
     grids[id].map        = map;
@@ -188,4 +208,44 @@ const gq_iqgrid *gq_iqgrid_get(gq_iqgrid_id id)
     if (pthread_once(&once[id], builders[id]) != 0)
         return NULL;
     return grids[id].size ? &grids[id] : NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* IQ1 split pairs                                                           */
+/* ------------------------------------------------------------------------- */
+
+#define PAIRS16 153 /* 17 * 18 / 2 */
+#define PAIRS32 561 /* 33 * 34 / 2 */
+
+static uint8_t pairs16_i1[PAIRS16 + 7 + 16], pairs16_i2[PAIRS16 + 7 + 16];
+static uint8_t pairs32_i1[PAIRS32 + 15 + 16], pairs32_i2[PAIRS32 + 15 + 16];
+static gq_iq1_pairs   pair_lists[2];
+static pthread_once_t pairs_once = PTHREAD_ONCE_INIT;
+
+static void fill_pairs(gq_iq1_pairs *list, int n, uint8_t *i1s, uint8_t *i2s)
+{
+    int p = 0;
+    for (int i1 = 0; i1 <= n; ++i1)
+        for (int i2 = i1; i2 <= n; ++i2, ++p) {
+            i1s[p] = (uint8_t)i1;
+            i2s[p] = (uint8_t)i2;
+        }
+    list->count = p;
+    list->i1 = i1s;
+    list->i2 = i2s;
+}
+
+static void build_pairs(void)
+{
+    fill_pairs(&pair_lists[0], 16, pairs16_i1, pairs16_i2);
+    fill_pairs(&pair_lists[1], 32, pairs32_i1, pairs32_i2);
+}
+
+const gq_iq1_pairs *gq_iq1_split_pairs(int n)
+{
+    if (n != 16 && n != 32)
+        return NULL;
+    if (pthread_once(&pairs_once, build_pairs) != 0)
+        return NULL;
+    return &pair_lists[n == 32];
 }

@@ -39,6 +39,11 @@ typedef struct gq_iqgrid {
     /* for SIMD table lookups: byte k of point j is 8 * coords[j][k] + k
      * (word 0 holds k = 0..3, word 1 k = 4..7) */
     const uint32_t (*lane_index)[2];
+    /* `neighbours` with each grid index j replaced by lane_index[j][0]
+     * (nb_lanes_lo) and lane_index[j][1] (nb_lanes_hi), so a search loads
+     * its candidates' words instead of gathering them; 0 at the counts, and
+     * 16 zeros past the end */
+    const uint32_t *nb_lanes_lo, *nb_lanes_hi;
 } gq_iqgrid;
 
 /* The tables of one grid, built on first use (thread-safe); NULL for a bad id. */

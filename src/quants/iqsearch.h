@@ -104,6 +104,20 @@ typedef struct gq_iq1m_sums {
 typedef bool (*gq_iq1m_split_fn)(const gq_iq1m_sums *s, int *i1, int *i2, int *k,
                                  float *scale_io);
 
+/*
+ * The (i1, i2) pairs of an IQ1 split search over n = 16 or 32 sorted weights,
+ * 0 <= i1 <= i2 <= n, in the scalar's loop order (i1, then i2): pair p is
+ * (i1[p], i2[p]). The arrays hold `count` pairs, then zeros up to a multiple
+ * of 16 plus 16, so SIMD code may load 16 entries from any p < count.
+ */
+typedef struct gq_iq1_pairs {
+    int            count;
+    const uint8_t *i1, *i2;
+} gq_iq1_pairs;
+
+/* The pairs for n = 16 or 32 (static tables built on first use); NULL otherwise. */
+const gq_iq1_pairs *gq_iq1_split_pairs(int n);
+
 typedef struct gq_iq_search_ops {
     gq_iq_nearest8_fn nearest8;
     gq_iq2_round8_fn  iq2_round8;
@@ -134,6 +148,13 @@ bool gq_iq1m_split_scalar(const gq_iq1m_sums *s, int *i1, int *i2, int *k, float
 void gq_iq1_sort_scalar(int n, const float *xb, int32_t *order);
 
 extern const gq_iq_search_ops gq_iq_search_scalar;
+
+/* The x86 tables (src/simd/avx2, avx512), for tests: call them only where
+ * ggufq_isa_supported says the ISA runs. */
+#if defined(__x86_64__) || defined(_M_X64)
+extern const gq_iq_search_ops gq_iq_search_avx2;
+extern const gq_iq_search_ops gq_iq_search_avx512;
+#endif
 
 /* The quantizers of quants.h with a given search table. */
 #define GQ_DECLARE_IQ_OPS_QUANT(t)                                                          \

@@ -9,16 +9,21 @@
  * keeping every candidate's arithmetic in the scalar's order:
  *  - Neighbour searches: one lane per candidate grid point. The weighted
  *    error w * d * d of each (coordinate, level) is computed once per search
- *    with the scalar's operations; a candidate's distance is 0 + term_0 +
- *    term_1 + ... in coordinate order, each term looked up with vpermd by a
- *    byte precomputed per grid point (8 * level + axis for the 8-d grids,
- *    where the level picks one of 3 tables; 8 * axis + level for IQ3). The
- *    winner is the first lane holding the minimum of the lanes below the
- *    running best: the scalar's strict `<` scan.
+ *    with the scalar's operations, one table per coordinate; a candidate's
+ *    distance is term_0 + term_1 + ... in coordinate order (the scalar's
+ *    leading 0 + only turns -0 into +0, which compares the same), each term
+ *    looked up with vpermps by a byte precomputed per grid point (8 * level
+ *    + axis for the 8-d grids, 8 * axis + level for IQ3), loaded from copies
+ *    of the neighbour lists that hold these bytes. The winner is the first
+ *    lane holding the minimum of the lanes below the running best: the
+ *    scalar's strict `<` scan.
  *  - Each trial's sums over its group: one lane per trial, weight by weight.
- *  - IQ1_S/IQ1_M split searches: one lane per second threshold, the lanes
- *    compared with the running best; the first passing candidate in scalar
- *    order wins, and the ones after it are compared again.
+ *  - IQ1_S/IQ1_M split searches: one lane per second threshold. As in the
+ *    AVX-512 twin, the winners are guessed as the records of the scores of
+ *    the candidates passing against the chunk's starting best, and the
+ *    guess checked exactly; if it fails, the search is redone with the
+ *    lanes compared with the running best, the first passing candidate in
+ *    scalar order winning and the ones after it compared again.
  *  - Sorting for IQ1: rank = number of smaller values when all are distinct
  *    (else the C library's qsort, as the scalar).
  */
@@ -26,6 +31,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -82,53 +88,40 @@ static inline int take_best_lane(__m256 d2, int valid, float *best_d2)
     return __builtin_ctz(eq);
 }
 
-/* 8 list entries (uint16) from p as int32 lanes, lanes >= count set to 0. */
-static inline __m256i load_entries(const uint16_t *p, __m256i valid)
-{
-    const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
-    return _mm256_and_si256(v, valid);
-}
-
 /* ------------------------------------------------------------------------- */
 /* 8-dimensional grids (IQ2, IQ1)                                            */
 /* ------------------------------------------------------------------------- */
-
-/* term of one coordinate: byte b = 8c + k picks t[c][k] */
-static inline __m256 lookup3(const __m256 *t, __m256i b)
-{
-    const __m256 r0 = _mm256_permutevar8x32_ps(t[0], b);
-    const __m256 r1 = _mm256_permutevar8x32_ps(t[1], b);
-    const __m256 r2 = _mm256_permutevar8x32_ps(t[2], b);
-    /* bit 3 set: c = 1; bit 4 set: c = 2 (blendv looks at the sign bit) */
-    const __m256 r = _mm256_blendv_ps(r0, r1, _mm256_castsi256_ps(_mm256_slli_epi32(b, 28)));
-    return _mm256_blendv_ps(r, r2, _mm256_castsi256_ps(_mm256_slli_epi32(b, 27)));
-}
 
 static int nearest8_avx2(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight,
                          float scale, const float q[3], int8_t *L)
 {
     const uint16_t *nb = gq_iqgrid_neighbours(g, m);
     const int n = nb[0];
-    const __m256 x = _mm256_loadu_ps(xval), w = _mm256_loadu_ps(weight);
-    const __m256 s = _mm256_set1_ps(scale);
-    __m256 t[3];
-    for (int c = 0; c < 3; ++c) {
-        const __m256 d = _mm256_sub_ps(_mm256_mul_ps(s, _mm256_set1_ps(q[c])), x);
-        t[c] = _mm256_mul_ps(_mm256_mul_ps(w, d), d);
+    /* t[k] lane c = weight[k] * d * d, d = scale * q[c] - xval[k] (lanes 3..7 unused) */
+    const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_setr_ps(q[0], q[1], q[2], 0, 0, 0, 0, 0));
+    __m256 t[8];
+    for (int k = 0; k < 8; ++k) {
+        const __m256 d = _mm256_sub_ps(sq, _mm256_set1_ps(xval[k]));
+        t[k] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[k]), d), d);
     }
-    const int *lanes = (const int *)g->lane_index;
+    const ptrdiff_t at = nb + 1 - g->neighbours;
+    const uint32_t *words_lo = g->nb_lanes_lo + at, *words_hi = g->nb_lanes_hi + at;
     float best_d2 = FLT_MAX;
     int best = -1;
     for (int j = 0; j < n; j += 8) {
         const __m256i validv = first_lanes(n - j);
-        const __m256i idx2 = _mm256_slli_epi32(load_entries(nb + 1 + j, validv), 1);
-        const __m256i lo = _mm256_i32gather_epi32(lanes, idx2, 4);
-        const __m256i hi = _mm256_i32gather_epi32(lanes + 1, idx2, 4);
-        __m256 d2 = _mm256_setzero_ps();
+        /* the word arrays hold 16 zeros past their end: 8 loads stay inside */
+        const __m256i lo = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(words_lo + j)), validv);
+        const __m256i hi = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(words_hi + j)), validv);
+        /* byte k of a word pair is 8c + k: bits 3..5 (vpermps reads the low 3
+         * bits of the shifted word) are the level c. The scalar starts from
+         * 0 + term 0: the same value but for -0, which no comparison tells
+         * from +0. */
+        __m256 d2 = _mm256_permutevar8x32_ps(t[0], _mm256_srli_epi32(lo, 3));
+        for (int k = 1; k < 4; ++k)
+            d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[k], _mm256_srli_epi32(lo, 8 * k + 3)));
         for (int k = 0; k < 4; ++k)
-            d2 = _mm256_add_ps(d2, lookup3(t, _mm256_srli_epi32(lo, 8 * k)));
-        for (int k = 0; k < 4; ++k)
-            d2 = _mm256_add_ps(d2, lookup3(t, _mm256_srli_epi32(hi, 8 * k)));
+            d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[4 + k], _mm256_srli_epi32(hi, 8 * k + 3)));
         const int lane = take_best_lane(d2, _mm256_movemask_ps(_mm256_castsi256_ps(validv)), &best_d2);
         if (lane >= 0)
             best = nb[1 + j + lane];
@@ -174,20 +167,26 @@ static int iq2_round8_avx2(const gq_iqgrid *g, const float *xval, const float *w
 static void trial_sums(const float *xval, const float *weight, int n, int ntrials,
                        const int8_t *L, int stride, float *sumqx, float *sumq2)
 {
+    const __m256i rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                            _mm256_set1_epi32(stride));
     for (int t0 = 0; t0 < ntrials; t0 += 8) {
         const int nt = ntrials - t0 < 8 ? ntrials - t0 : 8;
-        int32_t lv[32][8];
-        for (int t = 0; t < 8; ++t)
-            for (int i = 0; i < n; ++i)
-                lv[i][t] = t < nt ? L[stride * (t0 + t) + i] : 0;
+        const __m256i valid = first_lanes(nt);
+        const int8_t *base = L + stride * t0;
         __m256 sx = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
-        for (int i = 0; i < n; ++i) {
-            const __m256i l = _mm256_loadu_si256((const __m256i *)lv[i]);
-            const __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l),
-                                                                 _mm256_set1_epi32(1)));
-            const __m256 w = _mm256_set1_ps(weight[i]);
-            sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xval[i])), q));
-            s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+        for (int i4 = 0; i4 < n; i4 += 4) {
+            /* levels i4..i4+3 of the 8 trials (rows past ntrials not read) */
+            const __m256i four = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
+                                                             (const int *)(base + i4), rows, valid, 1);
+            for (int b = 0; b < 4; ++b) {
+                const int i = i4 + b;
+                const __m256i l = _mm256_and_si256(_mm256_srli_epi32(four, 8 * b), _mm256_set1_epi32(0xFF));
+                const __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l),
+                                                                     _mm256_set1_epi32(1)));
+                const __m256 w = _mm256_set1_ps(weight[i]);
+                sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xval[i])), q));
+                s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+            }
         }
         float fx[8], f2[8];
         _mm256_storeu_ps(fx, sx);
@@ -246,15 +245,18 @@ static int iq3_round4_avx2(const gq_iq3_search *t, const float *xval, const floa
         tab[i] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(waux[i]), d), d);
     }
     const uint16_t *list = t->neighbours + t->list_start[key];
+    const uint32_t *words = t->neighbour_words + t->list_start[key] + 1;
     const int n = list[0];
-    const int *lanes = (const int *)t->lane_index;
     float best_d2 = FLT_MAX;
     int best = -1;
     for (int j = 0; j < n; j += 8) {
         const __m256i validv = first_lanes(n - j);
-        const __m256i li = _mm256_i32gather_epi32(lanes, load_entries(list + 1 + j, validv), 4);
-        __m256 d2 = _mm256_setzero_ps();
-        for (int i = 0; i < 4; ++i) /* byte i = 8i + l: vpermd uses its low 3 bits, l */
+        /* the words of the candidates (8 zeros follow the last list) */
+        const __m256i li = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(words + j)), validv);
+        /* byte i = 8i + l: vpermd uses its low 3 bits, l. The scalar starts
+         * from 0 + term 0: the same but for -0, which compares as +0. */
+        __m256 d2 = _mm256_permutevar8x32_ps(tab[0], li);
+        for (int i = 1; i < 4; ++i)
             d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(tab[i], _mm256_srli_epi32(li, 8 * i)));
         const int lane = take_best_lane(d2, _mm256_movemask_ps(_mm256_castsi256_ps(validv)), &best_d2);
         if (lane >= 0)
@@ -291,6 +293,14 @@ static int iq3_trials_avx2(const gq_iq3_search *t, const float *xval, const floa
 /* iq1.c's decoded values of the coordinates 0, 1, 2 for a delta of + / -. */
 static const float x_plus[3]  = { -1 + GQ_IQ1S_DELTA,  GQ_IQ1S_DELTA, 1 + GQ_IQ1S_DELTA };
 static const float x_minus[3] = { -1 - GQ_IQ1S_DELTA, -GQ_IQ1S_DELTA, 1 - GQ_IQ1S_DELTA };
+
+/* All-ones in the lanes passing the scalar's test sumq2 > 0 && sumqx * sumqx
+ * > best * sumq2, given bq2 = best * sumq2. */
+static inline __m256 passing_vec(__m256 qx, __m256 q2, __m256 bq2)
+{
+    const __m256 pos = _mm256_cmp_ps(q2, _mm256_setzero_ps(), _CMP_GT_OQ);
+    return _mm256_and_ps(pos, _mm256_cmp_ps(_mm256_mul_ps(qx, qx), bq2, _CMP_GT_OQ));
+}
 
 /* Lanes (a movemask) passing the scalar's test sumq2 > 0 && sumqx * sumqx > best * sumq2. */
 static inline unsigned passing(unsigned lanes, __m256 qx, __m256 q2, float best)
@@ -372,18 +382,132 @@ static void scan_chunk(const __m256 *qx, const __m256 *q2, int nv, unsigned vali
     }
 }
 
+/* v moved up by k lanes (lane l gets v[l - k]), -inf in lanes 0..k-1. */
+static inline __m256 lanes_up(__m256 v, int k)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    switch (k) {
+    case 1:
+        return _mm256_blend_ps(_mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6)), ninf, 0x01);
+    case 2:
+        return _mm256_blend_ps(_mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 0, 0, 1, 2, 3, 4, 5)), ninf, 0x03);
+    default:
+        return _mm256_blend_ps(_mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3)), ninf, 0x0F);
+    }
+}
+
+static inline float lane_value(__m256 v, int lane)
+{
+    return _mm_cvtss_f32(_mm256_castps256_ps128(_mm256_permutevar8x32_ps(v, _mm256_set1_epi32(lane))));
+}
+
+/*
+ * As the AVX-512 twin's records_chunk: the candidates passing the scalar's
+ * test are guessed to be the records of the scores, and the guess is
+ * checked exactly; returns false (the caller then redoes the search with
+ * scan_chunk) if it fails. b->score carries the running maximum.
+ */
+/*
+ * records_chunk when at most 2 candidates pass against the chunk's starting
+ * best: they are tested one by one in scalar order, as the scalar does;
+ * false if the best would drop below its starting value (as the AVX-512
+ * twin).
+ */
+static bool few_passing(const __m256 *qx, const __m256 *q2, int nv, const unsigned *okm, int i1,
+                        int i2_0, split_best *b)
+{
+    const uint32_t spread = nv == 2 ? 0x55555555u : 0x11111111u;
+    uint32_t order = 0;
+    for (int v = 0; v < nv; ++v)
+        order |= _pdep_u32(okm[v], spread << v);
+    const float start = b->score;
+    for (; order; order &= order - 1) {
+        const int pos = __builtin_ctz(order);
+        const int lane = pos / nv, var = pos % nv;
+        const float x = lane_value(qx[var], lane), y = lane_value(q2[var], lane);
+        if (!(y > 0 && x * x > b->score * y))
+            continue;
+        const float scale = x / y, score = scale * x;
+        if (!(score >= start))
+            return false;
+        b->score = score;
+        b->scale = scale;
+        b->i1 = i1;
+        b->i2 = i2_0 + lane;
+        b->variant = var;
+    }
+    return true;
+}
+
+static inline bool records_chunk(const __m256 *qx, const __m256 *q2, int nv, unsigned valid,
+                                 int i1, int i2_0, split_best *b)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    const __m256 lane_ok = _mm256_castsi256_ps(first_lanes(__builtin_popcount(valid)));
+    const __m256 carry = _mm256_set1_ps(b->score);
+    __m256 sc[4], sm[4], ok[4];
+    __m256 pmax = ninf;
+    /* only the candidates passing against the chunk's starting best can
+     * pass later (see the AVX-512 twin) */
+    unsigned okm[4];
+    int count = 0;
+    for (int v = 0; v < nv; ++v) {
+        ok[v] = _mm256_and_ps(lane_ok, passing_vec(qx[v], q2[v], _mm256_mul_ps(carry, q2[v])));
+        okm[v] = (unsigned)_mm256_movemask_ps(ok[v]);
+        count += __builtin_popcount(okm[v]);
+    }
+    if (!count)
+        return true;
+    if (count <= 2)
+        return few_passing(qx, q2, nv, okm, i1, i2_0, b);
+    for (int v = 0; v < nv; ++v) {
+        sc[v] = _mm256_div_ps(qx[v], q2[v]);
+        const __m256 s = _mm256_mul_ps(sc[v], qx[v]);
+        const __m256 live = _mm256_and_ps(ok[v], _mm256_cmp_ps(s, s, _CMP_ORD_Q));
+        sm[v] = _mm256_blendv_ps(ninf, s, live);
+        pmax = _mm256_max_ps(pmax, sm[v]);
+    }
+    __m256 inc = pmax;
+    inc = _mm256_max_ps(inc, lanes_up(inc, 1));
+    inc = _mm256_max_ps(inc, lanes_up(inc, 2));
+    inc = _mm256_max_ps(inc, lanes_up(inc, 4));
+    __m256 before = _mm256_max_ps(carry, lanes_up(inc, 1));
+    const uint32_t spread = nv == 2 ? 0x55555555u : 0x11111111u;
+    uint32_t order = 0;
+    for (int v = 0; v < nv; ++v) {
+        const unsigned rec = (unsigned)_mm256_movemask_ps(
+            _mm256_and_ps(ok[v], _mm256_cmp_ps(sm[v], before, _CMP_GT_OQ)));
+        const unsigned pass = (unsigned)_mm256_movemask_ps(
+            _mm256_and_ps(ok[v], passing_vec(qx[v], q2[v], _mm256_mul_ps(before, q2[v]))));
+        if (rec != pass)
+            return false;
+        order |= _pdep_u32(rec, spread << v);
+        before = _mm256_max_ps(before, sm[v]);
+    }
+    const float last = lane_value(inc, 7);
+    b->score = last > b->score ? last : b->score;
+    if (order) {
+        const int pos = 31 - __builtin_clz(order);
+        const int lane = pos / nv, var = pos % nv;
+        b->scale = lane_value(sc[var], lane);
+        b->i1 = i1;
+        b->i2 = i2_0 + lane;
+        b->variant = var;
+    }
+    return true;
+}
+
 /* sums[i2 .. i2 + 8) with lanes past `last` read as 0 */
 static inline __m256 load_sums(const float *sums, int i2, int last)
 {
     return _mm256_maskload_ps(sums + i2, first_lanes(last + 1 - i2));
 }
 
-static bool iq1s_split_avx2(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
-                            int *shift_out, float *scale_io)
+static bool iq1s_split_run(const float *sumx, const float *sumw, bool sequential, split_best *out)
 {
     enum { N = 32 };
     const float *xv[2] = { x_plus, x_minus };
-    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
+    split_best b = *out;
     for (int i1 = 0; i1 <= N; ++i1) {
         const __m256 x1 = _mm256_set1_ps(sumx[i1] - sumx[0]), xn = _mm256_set1_ps(sumx[N]);
         const __m256 w1 = _mm256_set1_ps(sumw[i1] - sumw[0]), wn = _mm256_set1_ps(sumw[N]);
@@ -404,8 +528,23 @@ static bool iq1s_split_avx2(const float *sumx, const float *sumw, int *i1_out, i
                                   _mm256_mul_ps(_mm256_mul_ps(dw12, v1), v1)),
                     _mm256_mul_ps(_mm256_mul_ps(dw2n, v2), v2));
             }
-            scan_chunk(qx, q2, 2, valid, i1, i2, &b);
+            if (sequential)
+                scan_chunk(qx, q2, 2, valid, i1, i2, &b);
+            else if (!records_chunk(qx, q2, 2, valid, i1, i2, &b))
+                return false;
         }
+    }
+    *out = b;
+    return true;
+}
+
+static bool iq1s_split_avx2(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
+                            int *shift_out, float *scale_io)
+{
+    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
+    if (!iq1s_split_run(sumx, sumw, false, &b)) {
+        b = (split_best){ -FLT_MAX, *scale_io, -1, -1, -1 };
+        iq1s_split_run(sumx, sumw, true, &b);
     }
     *scale_io = b.scale;
     *i1_out = b.i1;
@@ -414,8 +553,7 @@ static bool iq1s_split_avx2(const float *sumx, const float *sumw, int *i1_out, i
     return b.i1 >= 0 && b.i2 >= 0 && b.variant >= 0;
 }
 
-static bool iq1m_split_avx2(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, int *k_out,
-                            float *scale_io)
+static bool iq1m_split_run(const gq_iq1m_sums *sums, bool sequential, split_best *out)
 {
     enum { N = 16 };
     const float *values[2] = { x_plus, x_minus };
@@ -429,7 +567,7 @@ static bool iq1m_split_avx2(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, 
             cw[h][s] = sums->sw[h][N] * v[2] * v[2];
         }
     }
-    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
+    split_best b = *out;
     for (int i1 = 0; i1 <= N; ++i1) {
         float a[2][2];
         for (int h = 0; h < 2; ++h)
@@ -453,8 +591,23 @@ static bool iq1m_split_avx2(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, 
                 qx[k] = _mm256_add_ps(qxh[0][k >> 1], qxh[1][k & 1]);
                 q2[k] = _mm256_add_ps(q2h[0][k >> 1], q2h[1][k & 1]);
             }
-            scan_chunk(qx, q2, 4, valid, i1, i2, &b);
+            if (sequential)
+                scan_chunk(qx, q2, 4, valid, i1, i2, &b);
+            else if (!records_chunk(qx, q2, 4, valid, i1, i2, &b))
+                return false;
         }
+    }
+    *out = b;
+    return true;
+}
+
+static bool iq1m_split_avx2(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, int *k_out,
+                            float *scale_io)
+{
+    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
+    if (!iq1m_split_run(sums, false, &b)) {
+        b = (split_best){ -FLT_MAX, *scale_io, -1, -1, -1 };
+        iq1m_split_run(sums, true, &b);
     }
     *scale_io = b.scale;
     *i1_out = b.i1;
@@ -495,7 +648,8 @@ static void iq1_sort_avx2(int n, const float *xb, int32_t *order)
 /* The quantizers                                                            */
 /* ------------------------------------------------------------------------- */
 
-static const gq_iq_search_ops ops = {
+/* Non-static for the tests (iqsearch.h). */
+const gq_iq_search_ops gq_iq_search_avx2 = {
     .nearest8   = nearest8_avx2,
     .iq2_round8 = iq2_round8_avx2,
     .iq2_trials = iq2_trials_avx2,
@@ -510,7 +664,8 @@ static const gq_iq_search_ops ops = {
     static int quantize_##t##_avx2(const float *src, void *dst, int64_t nrows,          \
                                    int64_t n_per_row, const float *imatrix)             \
     {                                                                                   \
-        return gq_quantize_##t##_ops(&ops, src, dst, nrows, n_per_row, imatrix);        \
+        return gq_quantize_##t##_ops(&gq_iq_search_avx2, src, dst, nrows, n_per_row,    \
+                                     imatrix);                                          \
     }
 IQ_QUANTIZER(iq2_xxs)
 IQ_QUANTIZER(iq2_xs)

@@ -16,19 +16,25 @@
  *    search with the scalar's operations into a table held in two
  *    registers. A candidate's distance is then 0 + term_0 + term_1 + ...
  *    in coordinate order, each term a vpermt2ps lookup indexed by a byte
- *    precomputed per grid point (8 * level + axis), fetched with a gather.
+ *    precomputed per grid point (8 * level + axis), loaded from a copy of
+ *    the neighbour lists that holds these bytes (iqgrid.h nb_lanes_*).
  *    The winner is the first lane holding the minimum of the lanes below
  *    the running best, which is what the scalar's strict `<` scan keeps
  *    (NaN and values >= FLT_MAX never win).
  *  - IQ3 neighbour searches (lists of ~6 points): one lane per (trial,
  *    quad); each lane walks its own list, computing the distance as the
  *    scalar does, and takes the next queued quad when its list ends.
- *  - IQ1_S/IQ1_M split searches: one lane per second threshold i2 (and one
- *    vector per delta sign). The scalar keeps a running best score that
- *    each candidate is compared against; here the lanes are compared with
- *    the current best, the first passing candidate in scalar order (i2,
- *    then sign) is taken exactly as the scalar would, and the candidates
- *    after it are compared again with the new best.
+ *  - IQ1_S/IQ1_M split searches: one lane per (i1, i2) pair, 16 pairs of
+ *    the scalar's loop order per vector (iqsearch.h gq_iq1_split_pairs),
+ *    one vector per delta sign. The scalar keeps a running best score that
+ *    each candidate is compared against. Per chunk, the candidates failing
+ *    against the best at the chunk's start are out (the test is monotone
+ *    in the best); the others' winners are guessed as the records of their
+ *    scores (a running maximum across lanes) and the guess is checked with
+ *    the scalar's exact test for every candidate; if the check fails (near
+ *    ties, NaN/Inf), the search is redone sequentially: the first passing
+ *    candidate in scalar order is taken and the ones after it compared
+ *    again with the new best.
  *  - IQ1 sort: rank = number of smaller values when all are distinct (else
  *    the C library's qsort, as the scalar, so ties come out the same).
  *  - Rounding to the lattice uses ggml's nearest_int bit trick lane-wise,
@@ -38,6 +44,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -85,8 +92,9 @@ static inline __mmask16 first_lanes(int count)
 /* 8-dimensional grids (IQ2, IQ1)                                            */
 /* ------------------------------------------------------------------------- */
 
-static int nearest8_avx512(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight,
-                           float scale, const float q[3], int8_t *L)
+static inline __attribute__((always_inline)) int
+nearest8_core(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight, float scale,
+              const float q[3], int8_t *L)
 {
     const uint16_t *nb = gq_iqgrid_neighbours(g, m);
     const int n = nb[0];
@@ -100,18 +108,18 @@ static int nearest8_avx512(const gq_iqgrid *g, int32_t m, const float *xval, con
     }
     const __m512 tab01 = _mm512_insertf32x8(_mm512_castps256_ps512(t[0]), t[1], 1);
     const __m512 tab2 = _mm512_castps256_ps512(t[2]);
-    const int *lanes = (const int *)g->lane_index;
+    const ptrdiff_t at = nb + 1 - g->neighbours;
+    const uint32_t *words_lo = g->nb_lanes_lo + at, *words_hi = g->nb_lanes_hi + at;
 
     float best_d2 = FLT_MAX;
     int best = -1;
     for (int j = 0; j < n; j += 16) {
         const __mmask16 valid = first_lanes(n - j);
-        const __m512i idx = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, nb + 1 + j));
-        const __m512i idx2 = _mm512_slli_epi32(idx, 1);
-        const __m512i lo = _mm512_i32gather_epi32(idx2, lanes, 4);
-        const __m512i hi = _mm512_i32gather_epi32(idx2, lanes + 1, 4);
-        __m512 d2 = _mm512_setzero_ps();
-        d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, lo, tab2));
+        const __m512i lo = _mm512_maskz_loadu_epi32(valid, words_lo + j);
+        const __m512i hi = _mm512_maskz_loadu_epi32(valid, words_hi + j);
+        /* the scalar starts from 0 + term 0: the same value but for -0,
+         * which no comparison tells from +0 */
+        __m512 d2 = _mm512_permutex2var_ps(tab01, lo, tab2);
         d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(lo, 8), tab2));
         d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(lo, 16), tab2));
         d2 = _mm512_add_ps(d2, _mm512_permutex2var_ps(tab01, _mm512_srli_epi32(lo, 24), tab2));
@@ -126,6 +134,12 @@ static int nearest8_avx512(const gq_iqgrid *g, int32_t m, const float *xval, con
     if (best >= 0)
         memcpy(L, g->coords[best], 8);
     return best;
+}
+
+static int nearest8_avx512(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight,
+                           float scale, const float q[3], int8_t *L)
+{
+    return nearest8_core(g, m, xval, weight, scale, q, L);
 }
 
 static void trial_sums(const float *xval, const float *weight, int n, int ntrials,
@@ -211,7 +225,7 @@ static int iq2_trials_avx512(const gq_iqgrid *g, const float *xval, const float 
         _mm512_storeu_si512(ms, m);
         for (; off; off &= off - 1) {
             const int l = __builtin_ctz(off), p = p0 + l, tr = p >> shift, k = p & (nsub - 1);
-            if (nearest8_avx512(g, ms[l], xval + 8 * k, waux + 8 * k, scales[tr], q,
+            if (nearest8_core(g, ms[l], xval + 8 * k, waux + 8 * k, scales[tr], q,
                                 out->L + 8 * p) < 0)
                 return -1;
         }
@@ -448,139 +462,252 @@ static int iq3_trials_avx512(const gq_iq3_search *t, const float *xval, const fl
 static const float x_plus[3]  = { -1 + GQ_IQ1S_DELTA,  GQ_IQ1S_DELTA, 1 + GQ_IQ1S_DELTA };
 static const float x_minus[3] = { -1 - GQ_IQ1S_DELTA, -GQ_IQ1S_DELTA, 1 - GQ_IQ1S_DELTA };
 
-/* Lanes passing the scalar's test sumq2 > 0 && sumqx * sumqx > best * sumq2. */
-static inline __mmask16 passing(__mmask16 lanes, __m512 qx, __m512 q2, float best)
+/* Lanes passing the scalar's test sumq2 > 0 && sumqx * sumqx > best * sumq2,
+ * given bq2 = best * sumq2. */
+static inline __mmask16 passing_bq2(__mmask16 lanes, __m512 qx, __m512 bq2, __m512 q2)
 {
     const __mmask16 pos = _mm512_mask_cmp_ps_mask(lanes, q2, _mm512_setzero_ps(), _CMP_GT_OQ);
-    return _mm512_mask_cmp_ps_mask(pos, _mm512_mul_ps(qx, qx),
-                                   _mm512_mul_ps(_mm512_set1_ps(best), q2), _CMP_GT_OQ);
+    return _mm512_mask_cmp_ps_mask(pos, _mm512_mul_ps(qx, qx), bq2, _CMP_GT_OQ);
+}
+
+static inline __mmask16 passing(__mmask16 lanes, __m512 qx, __m512 q2, float best)
+{
+    return passing_bq2(lanes, qx, _mm512_mul_ps(_mm512_set1_ps(best), q2), q2);
+}
+
+static inline float lane_value(__m512 v, int lane)
+{
+    return _mm_cvtss_f32(_mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_set1_epi32(lane), v)));
 }
 
 typedef struct split_best {
     float score, scale;
-    int   i1, i2, variant;
+    int   pair, variant;
 } split_best;
 
 /*
- * Runs the scalar's sequential comparisons over one chunk of candidates:
- * nv variants per lane (scalar order: lane, then variant), lane l meaning
- * i2 = i2_0 + l. qx/q2 hold [variant] vectors.
+ * The scalar's sequential comparisons over one chunk of 16 pairs (lane l =
+ * pair pair0 + l) with nv variants each (scalar order: pair, then variant):
+ * the first candidate passing against the running best wins, its scale and
+ * score are computed as the scalar does (scale = qx / q2, score = scale *
+ * qx), and the candidates after it are compared again with the new best.
  */
-static void scan_chunk(const __m512 *qx, const __m512 *q2, int nv, __mmask16 valid, int i1,
-                       int i2_0, split_best *b)
+static inline void scan_chunk(const __m512 *qx, const __m512 *q2, int nv, __mmask16 valid,
+                              int pair0, split_best *b)
 {
-    __mmask16 m[4];
-    uint64_t any = 0;
-    for (int v = 0; v < nv; ++v) {
-        m[v] = passing(valid, qx[v], q2[v], b->score);
-        any |= m[v];
-    }
-    if (!any)
-        return;
-    /* what the scalar computes for a winner: scale = qx / q2, score = scale * qx */
-    float fscale[4][16], fscore[4][16], fqxx[4][16], fq2[4][16];
-    for (int v = 0; v < nv; ++v) {
-        const __m512 scale = _mm512_div_ps(qx[v], q2[v]);
-        _mm512_storeu_ps(fscale[v], scale);
-        _mm512_storeu_ps(fscore[v], _mm512_mul_ps(scale, qx[v]));
-        _mm512_storeu_ps(fqxx[v], _mm512_mul_ps(qx[v], qx[v]));
-        _mm512_storeu_ps(fq2[v], q2[v]);
-    }
-    /*
-     * Fast path: while the best score never drops below its value at entry,
-     * S0, a candidate that failed against S0 fails against it too (q2 > 0
-     * and x -> x * q2 rounds monotonically), so only the candidates passing
-     * against S0 need the scalar's test, in order. If a winner's score is
-     * below S0 (or NaN), the loop below finishes the chunk from there.
-     */
-    const float s0 = b->score;
-    uint64_t passed = 0;
+    const uint64_t spread = nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull;
+    uint64_t order = 0;
     for (int v = 0; v < nv; ++v)
-        passed |= _pdep_u64(m[v], (nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull) << v);
-    for (; passed; passed &= passed - 1) {
-        const int pos = __builtin_ctzll(passed);
-        const int lane = pos / nv, var = pos % nv;
-        if (!(fqxx[var][lane] > b->score * fq2[var][lane]))
-            continue;
-        b->scale = fscale[var][lane];
-        b->score = fscore[var][lane];
-        b->i1 = i1;
-        b->i2 = i2_0 + lane;
-        b->variant = var;
-        if (b->score >= s0)
-            continue;
-        for (int v = 0; v < nv; ++v) {
-            const int first = v > var ? lane : lane + 1;
-            const __mmask16 after = first >= 16 ? 0 : (__mmask16)(0xFFFFu << first);
-            m[v] = passing(valid & after, qx[v], q2[v], b->score);
-        }
-        break;
-    }
-    if (!passed)
-        return;
-    for (;;) {
-        /* candidates in scalar order: bit nv * lane + variant */
-        uint64_t order = 0;
-        for (int v = 0; v < nv; ++v)
-            order |= _pdep_u64(m[v], (nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull) << v);
-        if (!order)
-            return;
+        order |= _pdep_u64(passing(valid, qx[v], q2[v], b->score), spread << v);
+    while (order) {
         const int pos = __builtin_ctzll(order);
         const int lane = pos / nv, var = pos % nv;
-        b->scale = fscale[var][lane];
-        b->score = fscore[var][lane];
-        b->i1 = i1;
-        b->i2 = i2_0 + lane;
+        const float x = lane_value(qx[var], lane), y = lane_value(q2[var], lane);
+        b->scale = x / y;
+        b->score = b->scale * x;
+        b->pair = pair0 + lane;
         b->variant = var;
-        /* the candidates after (lane, var), compared with the new best */
+        order = 0;
         for (int v = 0; v < nv; ++v) {
             const int first = v > var ? lane : lane + 1;
             const __mmask16 after = first >= 16 ? 0 : (__mmask16)(0xFFFFu << first);
-            m[v] = passing(valid & after, qx[v], q2[v], b->score);
+            order |= _pdep_u64(passing(valid & after, qx[v], q2[v], b->score), spread << v);
         }
     }
+}
+
+/*
+ * The same comparisons, settled for a whole chunk at once. The scalar's
+ * best before a candidate is the score of the last candidate that passed,
+ * and a candidate with score s passes against best B essentially when s > B:
+ * so the passing candidates are, but for near-ties, the records of the
+ * scores (s above every earlier score, -FLT_MAX at the start). This takes
+ * the records as the guess and checks it exactly: with B(j) the best the
+ * guess implies before candidate j (the running maximum of the scores),
+ * every candidate must pass the scalar's test against B(j) if and only if
+ * it is a record. Returns false when that check fails (a near-tie, or
+ * NaN/Inf sums), and then the caller redoes the search with scan_chunk.
+ * The best only grows along the guess, and the test is monotone in the
+ * best (q2 > 0), so a candidate failing against the best at the chunk's
+ * start fails later too: only the others can be records, and a chunk
+ * without any costs no division.
+ * *carry_io (all lanes) carries the running maximum from chunk to chunk.
+ */
+/*
+ * records_chunk when at most 2 candidates pass against the chunk's starting
+ * best: they are tested one by one in scalar order, as the scalar does.
+ * The best must not drop below its starting value (else a candidate that
+ * failed against it could pass later): then false, as records_chunk.
+ */
+static bool few_passing(const __m512 *qx, const __m512 *q2, int nv, const __mmask16 *ok, int pair0,
+                        split_best *b, __m512 *carry_io)
+{
+    const uint64_t spread = nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull;
+    uint64_t order = 0;
+    for (int v = 0; v < nv; ++v)
+        order |= _pdep_u64(ok[v], spread << v);
+    const float start = _mm_cvtss_f32(_mm512_castps512_ps128(*carry_io));
+    float best = start;
+    for (; order; order &= order - 1) {
+        const int pos = __builtin_ctzll(order);
+        const int lane = pos / nv, var = pos % nv;
+        const float x = lane_value(qx[var], lane), y = lane_value(q2[var], lane);
+        if (!(y > 0 && x * x > best * y))
+            continue;
+        const float scale = x / y, score = scale * x;
+        if (!(score >= start))
+            return false;
+        best = score;
+        b->scale = scale;
+        b->pair = pair0 + lane;
+        b->variant = var;
+    }
+    *carry_io = _mm512_set1_ps(best);
+    return true;
+}
+
+static inline bool records_chunk(const __m512 *qx, const __m512 *q2, int nv, __mmask16 valid,
+                                 int pair0, split_best *b, __m512 *carry_io)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512 carry = *carry_io;
+    __m512 sc[4], s[4], sm[4];
+    __mmask16 ok[4];
+    int count = 0;
+    for (int v = 0; v < nv; ++v) {
+        ok[v] = passing_bq2(valid, qx[v], _mm512_mul_ps(carry, q2[v]), q2[v]);
+        count += __builtin_popcount(ok[v]);
+    }
+    if (!count)
+        return true;
+    if (count <= 2)
+        return few_passing(qx, q2, nv, ok, pair0, b, carry_io);
+    __m512 pmax = ninf;
+    for (int v = 0; v < nv; ++v) {
+        sc[v] = _mm512_div_ps(qx[v], q2[v]);
+        s[v] = _mm512_mul_ps(sc[v], qx[v]);
+        const __mmask16 live = _mm512_mask_cmp_ps_mask(ok[v], s[v], s[v], _CMP_ORD_Q);
+        sm[v] = _mm512_mask_mov_ps(ninf, live, s[v]);
+        pmax = _mm512_max_ps(pmax, sm[v]);
+    }
+    /* inclusive running maximum over the lanes, then shifted by one lane */
+    __m512 inc = pmax;
+    inc = _mm512_max_ps(inc, _mm512_castsi512_ps(_mm512_alignr_epi32(
+                                  _mm512_castps_si512(inc), _mm512_castps_si512(ninf), 15)));
+    inc = _mm512_max_ps(inc, _mm512_castsi512_ps(_mm512_alignr_epi32(
+                                  _mm512_castps_si512(inc), _mm512_castps_si512(ninf), 14)));
+    inc = _mm512_max_ps(inc, _mm512_castsi512_ps(_mm512_alignr_epi32(
+                                  _mm512_castps_si512(inc), _mm512_castps_si512(ninf), 12)));
+    inc = _mm512_max_ps(inc, _mm512_castsi512_ps(_mm512_alignr_epi32(
+                                  _mm512_castps_si512(inc), _mm512_castps_si512(ninf), 8)));
+    __m512 before = _mm512_max_ps(carry, _mm512_castsi512_ps(_mm512_alignr_epi32(
+                                             _mm512_castps_si512(inc), _mm512_castps_si512(ninf), 15)));
+    const uint64_t spread = nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull;
+    uint64_t order = 0;
+    for (int v = 0; v < nv; ++v) {
+        const __mmask16 rec = _mm512_mask_cmp_ps_mask(ok[v], sm[v], before, _CMP_GT_OQ);
+        const __mmask16 pass = passing_bq2(ok[v], qx[v], _mm512_mul_ps(before, q2[v]), q2[v]);
+        if (rec != pass)
+            return false;
+        order |= _pdep_u64(rec, spread << v);
+        before = _mm512_max_ps(before, sm[v]);
+    }
+    *carry_io = _mm512_max_ps(carry, _mm512_permutexvar_ps(_mm512_set1_epi32(15), inc));
+    if (order) {
+        const int pos = 63 - __builtin_clzll(order);
+        const int lane = pos / nv, var = pos % nv;
+        b->scale = lane_value(sc[var], lane);
+        b->pair = pair0 + lane;
+        b->variant = var;
+    }
+    return true;
+}
+
+/* sums[idx] for idx in 0..32 (a 33-entry table: two registers and the last entry). */
+static inline __m512 lookup33(__m512 lo, __m512 hi, __m512 last, __m512i idx)
+{
+    const __m512 v = _mm512_permutex2var_ps(lo, idx, hi);
+    return _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(idx, _mm512_set1_epi32(32)), v, last);
+}
+
+/*
+ * IQ1_S: the 561 (i1, i2) pairs in scalar order, 16 per vector (one vector
+ * per delta sign), each lane computing the scalar's sums for its pair.
+ */
+static bool iq1s_split_run(const gq_iq1_pairs *pairs, const float *sumx, const float *sumw,
+                           bool sequential, split_best *out)
+{
+    enum { N = 32 };
+    const float *xv[2] = { x_plus, x_minus };
+    split_best b = *out;
+    __m512 carry = _mm512_set1_ps(b.score);
+    const __m512 xlo = _mm512_loadu_ps(sumx), xhi = _mm512_loadu_ps(sumx + 16);
+    const __m512 wlo = _mm512_loadu_ps(sumw), whi = _mm512_loadu_ps(sumw + 16);
+    const __m512 xn = _mm512_set1_ps(sumx[N]), wn = _mm512_set1_ps(sumw[N]);
+    const __m512 x0 = _mm512_set1_ps(sumx[0]), w0 = _mm512_set1_ps(sumw[0]);
+    __m512 v0[2], v1[2], v2[2];
+    for (int s = 0; s < 2; ++s) {
+        v0[s] = _mm512_set1_ps(xv[s][0]);
+        v1[s] = _mm512_set1_ps(xv[s][1]);
+        v2[s] = _mm512_set1_ps(xv[s][2]);
+    }
+    for (int p0 = 0; p0 < pairs->count; p0 += 16) {
+        const __mmask16 valid = first_lanes(pairs->count - p0);
+        const __m512i i1 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(pairs->i1 + p0)));
+        const __m512i i2 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(pairs->i2 + p0)));
+        const __m512 xi1 = lookup33(xlo, xhi, xn, i1), xi2 = lookup33(xlo, xhi, xn, i2);
+        const __m512 wi1 = lookup33(wlo, whi, wn, i1), wi2 = lookup33(wlo, whi, wn, i2);
+        const __m512 x1 = _mm512_sub_ps(xi1, x0), w1 = _mm512_sub_ps(wi1, w0);
+        const __m512 dx12 = _mm512_sub_ps(xi2, xi1), dx2n = _mm512_sub_ps(xn, xi2);
+        const __m512 dw12 = _mm512_sub_ps(wi2, wi1), dw2n = _mm512_sub_ps(wn, wi2);
+        __m512 qx[2], q2[2];
+        for (int s = 0; s < 2; ++s) {
+            qx[s] = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x1, v0[s]), _mm512_mul_ps(dx12, v1[s])),
+                                  _mm512_mul_ps(dx2n, v2[s]));
+            q2[s] = _mm512_add_ps(
+                _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(w1, v0[s]), v0[s]),
+                              _mm512_mul_ps(_mm512_mul_ps(dw12, v1[s]), v1[s])),
+                _mm512_mul_ps(_mm512_mul_ps(dw2n, v2[s]), v2[s]));
+        }
+        if (sequential)
+            scan_chunk(qx, q2, 2, valid, p0, &b);
+        else if (!records_chunk(qx, q2, 2, valid, p0, &b, &carry))
+            return false;
+    }
+    b.score = _mm_cvtss_f32(_mm512_castps512_ps128(carry));
+    *out = b;
+    return true;
 }
 
 static bool iq1s_split_avx512(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
                               int *shift_out, float *scale_io)
 {
-    enum { N = 32 };
-    const float *xv[2] = { x_plus, x_minus };
-    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
-    const __m512 zero = _mm512_setzero_ps();
-    for (int i1 = 0; i1 <= N; ++i1) {
-        const __m512 x1 = _mm512_set1_ps(sumx[i1] - sumx[0]), xn = _mm512_set1_ps(sumx[N]);
-        const __m512 w1 = _mm512_set1_ps(sumw[i1] - sumw[0]), wn = _mm512_set1_ps(sumw[N]);
-        const __m512 xi1 = _mm512_set1_ps(sumx[i1]), wi1 = _mm512_set1_ps(sumw[i1]);
-        for (int i2 = i1; i2 <= N; i2 += 16) {
-            const __mmask16 valid = first_lanes(N + 1 - i2);
-            const __m512 x2 = _mm512_mask_loadu_ps(zero, valid, sumx + i2);
-            const __m512 w2 = _mm512_mask_loadu_ps(zero, valid, sumw + i2);
-            const __m512 dx12 = _mm512_sub_ps(x2, xi1), dx2n = _mm512_sub_ps(xn, x2);
-            const __m512 dw12 = _mm512_sub_ps(w2, wi1), dw2n = _mm512_sub_ps(wn, w2);
-            __m512 qx[2], q2[2];
-            for (int s = 0; s < 2; ++s) {
-                const __m512 v0 = _mm512_set1_ps(xv[s][0]), v1 = _mm512_set1_ps(xv[s][1]);
-                const __m512 v2 = _mm512_set1_ps(xv[s][2]);
-                qx[s] = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(x1, v0), _mm512_mul_ps(dx12, v1)),
-                                      _mm512_mul_ps(dx2n, v2));
-                q2[s] = _mm512_add_ps(
-                    _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(w1, v0), v0),
-                                  _mm512_mul_ps(_mm512_mul_ps(dw12, v1), v1)),
-                    _mm512_mul_ps(_mm512_mul_ps(dw2n, v2), v2));
-            }
-            scan_chunk(qx, q2, 2, valid, i1, i2, &b);
-        }
+    const gq_iq1_pairs *pairs = gq_iq1_split_pairs(32);
+    if (!pairs)
+        return gq_iq1s_split_scalar(sumx, sumw, i1_out, i2_out, shift_out, scale_io);
+    split_best b = { -FLT_MAX, *scale_io, -1, -1 };
+    if (!iq1s_split_run(pairs, sumx, sumw, false, &b)) {
+        b = (split_best){ -FLT_MAX, *scale_io, -1, -1 };
+        iq1s_split_run(pairs, sumx, sumw, true, &b);
     }
     *scale_io = b.scale;
-    *i1_out = b.i1;
-    *i2_out = b.i2;
-    *shift_out = b.variant < 0 ? 0 : b.variant == 0 ? 1 : -1;
-    return b.i1 >= 0 && b.i2 >= 0 && b.variant >= 0;
+    if (b.pair < 0) {
+        *i1_out = *i2_out = -1;
+        *shift_out = 0;
+        return false;
+    }
+    *i1_out = pairs->i1[b.pair];
+    *i2_out = pairs->i2[b.pair];
+    *shift_out = b.variant == 0 ? 1 : -1;
+    return true;
 }
 
-static bool iq1m_split_avx512(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, int *k_out,
-                              float *scale_io)
+/*
+ * IQ1_M: the 153 (i1, i2) pairs in scalar order, 16 per vector (one vector
+ * per delta-sign pair k), each lane computing gq_iq1m_split_scalar's sums.
+ */
+static bool iq1m_split_run(const gq_iq1_pairs *pairs, const gq_iq1m_sums *sums, bool sequential,
+                           split_best *out)
 {
     enum { N = 16 };
     const float *values[2] = { x_plus, x_minus };
@@ -594,39 +721,69 @@ static bool iq1m_split_avx512(const gq_iq1m_sums *sums, int *i1_out, int *i2_out
             cw[h][s] = sums->sw[h][N] * v[2] * v[2];
         }
     }
-    split_best b = { -FLT_MAX, *scale_io, -1, -1, -1 };
-    const __m512 zero = _mm512_setzero_ps();
-    for (int i1 = 0; i1 <= N; ++i1) {
-        float a[2][2];
-        for (int h = 0; h < 2; ++h)
-            for (int s = 0; s < 2; ++s)
-                a[h][s] = sums->sw[h][i1] * d01[s] + cw[h][s];
-        for (int i2 = i1; i2 <= N; i2 += 16) {
-            const __mmask16 valid = first_lanes(N + 1 - i2);
-            __m512 qxh[2][2], q2h[2][2];
-            for (int h = 0; h < 2; ++h) {
-                const __m512 sx2 = _mm512_mask_loadu_ps(zero, valid, sums->sx[h] + i2);
-                const __m512 sw2 = _mm512_mask_loadu_ps(zero, valid, sums->sw[h] + i2);
-                const __m512 sxx = _mm512_add_ps(sx2, _mm512_set1_ps(sums->sx[h][i1]));
-                for (int s = 0; s < 2; ++s) {
-                    qxh[h][s] = _mm512_sub_ps(_mm512_set1_ps(cx[h][s]), sxx);
-                    q2h[h][s] = _mm512_add_ps(_mm512_mul_ps(sw2, _mm512_set1_ps(d12[s])),
-                                              _mm512_set1_ps(a[h][s]));
-                }
+    /* sx[h][0..16], sw[h][0..16]: entries 0..15 and 16 (the rest zero) */
+    __m512 sxlo[2], sxhi[2], swlo[2], swhi[2];
+    for (int h = 0; h < 2; ++h) {
+        sxlo[h] = _mm512_loadu_ps(sums->sx[h]);
+        sxhi[h] = _mm512_maskz_loadu_ps(1, sums->sx[h] + 16);
+        swlo[h] = _mm512_loadu_ps(sums->sw[h]);
+        swhi[h] = _mm512_maskz_loadu_ps(1, sums->sw[h] + 16);
+    }
+    split_best b = *out;
+    __m512 carry = _mm512_set1_ps(b.score);
+    for (int p0 = 0; p0 < pairs->count; p0 += 16) {
+        const __mmask16 valid = first_lanes(pairs->count - p0);
+        const __m512i i1 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(pairs->i1 + p0)));
+        const __m512i i2 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(pairs->i2 + p0)));
+        __m512 qxh[2][2], q2h[2][2];
+        for (int h = 0; h < 2; ++h) {
+            const __m512 sx1 = _mm512_permutex2var_ps(sxlo[h], i1, sxhi[h]);
+            const __m512 sx2 = _mm512_permutex2var_ps(sxlo[h], i2, sxhi[h]);
+            const __m512 sw1 = _mm512_permutex2var_ps(swlo[h], i1, swhi[h]);
+            const __m512 sw2 = _mm512_permutex2var_ps(swlo[h], i2, swhi[h]);
+            const __m512 sxx = _mm512_add_ps(sx2, sx1);
+            for (int s = 0; s < 2; ++s) {
+                const __m512 a = _mm512_add_ps(_mm512_mul_ps(sw1, _mm512_set1_ps(d01[s])),
+                                               _mm512_set1_ps(cw[h][s]));
+                qxh[h][s] = _mm512_sub_ps(_mm512_set1_ps(cx[h][s]), sxx);
+                q2h[h][s] = _mm512_add_ps(_mm512_mul_ps(sw2, _mm512_set1_ps(d12[s])), a);
             }
-            __m512 qx[4], q2[4];
-            for (int k = 0; k < 4; ++k) {
-                qx[k] = _mm512_add_ps(qxh[0][k >> 1], qxh[1][k & 1]);
-                q2[k] = _mm512_add_ps(q2h[0][k >> 1], q2h[1][k & 1]);
-            }
-            scan_chunk(qx, q2, 4, valid, i1, i2, &b);
         }
+        __m512 qx[4], q2[4];
+        for (int k = 0; k < 4; ++k) {
+            qx[k] = _mm512_add_ps(qxh[0][k >> 1], qxh[1][k & 1]);
+            q2[k] = _mm512_add_ps(q2h[0][k >> 1], q2h[1][k & 1]);
+        }
+        if (sequential)
+            scan_chunk(qx, q2, 4, valid, p0, &b);
+        else if (!records_chunk(qx, q2, 4, valid, p0, &b, &carry))
+            return false;
+    }
+    b.score = _mm_cvtss_f32(_mm512_castps512_ps128(carry));
+    *out = b;
+    return true;
+}
+
+static bool iq1m_split_avx512(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, int *k_out,
+                              float *scale_io)
+{
+    const gq_iq1_pairs *pairs = gq_iq1_split_pairs(16);
+    if (!pairs)
+        return gq_iq1m_split_scalar(sums, i1_out, i2_out, k_out, scale_io);
+    split_best b = { -FLT_MAX, *scale_io, -1, -1 };
+    if (!iq1m_split_run(pairs, sums, false, &b)) {
+        b = (split_best){ -FLT_MAX, *scale_io, -1, -1 };
+        iq1m_split_run(pairs, sums, true, &b);
     }
     *scale_io = b.scale;
-    *i1_out = b.i1;
-    *i2_out = b.i2;
+    if (b.pair < 0) {
+        *i1_out = *i2_out = *k_out = -1;
+        return false;
+    }
+    *i1_out = pairs->i1[b.pair];
+    *i2_out = pairs->i2[b.pair];
     *k_out = b.variant;
-    return b.i1 >= 0 && b.i2 >= 0 && b.variant >= 0;
+    return true;
 }
 
 /*
@@ -662,7 +819,8 @@ static void iq1_sort_avx512(int n, const float *xb, int32_t *order)
 /* The quantizers                                                            */
 /* ------------------------------------------------------------------------- */
 
-static const gq_iq_search_ops ops = {
+/* Non-static for the tests (iqsearch.h). */
+const gq_iq_search_ops gq_iq_search_avx512 = {
     .nearest8   = nearest8_avx512,
     .iq2_round8 = iq2_round8_avx512,
     .iq2_trials = iq2_trials_avx512,
@@ -677,7 +835,8 @@ static const gq_iq_search_ops ops = {
     static int quantize_##t##_avx512(const float *src, void *dst, int64_t nrows,        \
                                      int64_t n_per_row, const float *imatrix)           \
     {                                                                                   \
-        return gq_quantize_##t##_ops(&ops, src, dst, nrows, n_per_row, imatrix);        \
+        return gq_quantize_##t##_ops(&gq_iq_search_avx512, src, dst, nrows, n_per_row,  \
+                                     imatrix);                                          \
     }
 IQ_QUANTIZER(iq2_xxs)
 IQ_QUANTIZER(iq2_xs)
