@@ -7,7 +7,9 @@
  * fails, so this feeds exact score ties (zero and repeated weights, which
  * make neighbouring prefix sums equal), near ties, negative weights (sumq2 <=
  * 0), Inf/NaN sums (scores that are NaN or Inf), all-zero sums and huge
- * values. Also the nearest8 search (whose candidates' lane words are now
+ * values; and, for the AVX-512 whole-search shortcut (IQ1_S), continuous
+ * values whose sums are ordinary, tiny or huge (its range fallbacks) and
+ * near-equal weights (its exact-score path). Also the nearest8 search (whose candidates' lane words are now
  * loaded from the neighbour lists) on all-zero, tied and NaN/Inf inputs.
  * The whole quantizers' corners are in test_quant_iq_neon.c.
  */
@@ -23,7 +25,7 @@
 
 #if defined(__x86_64__) || defined(_M_X64)
 
-enum { N_ROUNDS = 3000 };
+enum { N_ROUNDS = 3900, N_KINDS = 13 };
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 
@@ -52,10 +54,18 @@ static void fill_terms(int kind, int n, float *w, float *wx)
         case 5: wi = next_u64() % 40 == 0 ? NAN : wi; break;
         case 6: wi = wi * 1e37f; break;                          /* sums overflow */
         case 7: wi = 0.0f; break;                                /* all zero */
-        default: wi = wi * 1e-40f; break;                        /* subnormal */
+        case 8: wi = wi * 1e-40f; break;                         /* subnormal */
+        case 9: break;                                           /* continuous x */
+        case 10: wi = wi * 1e-14f; break;                        /* tiny sums */
+        case 11: wi = wi * 1e14f; break;                         /* huge sums */
+        default: wi = 1.0f + unit() * 0x1p-16f; break;           /* near ties */
         }
         w[i] = wi;
-        wx[i] = kind == 8 ? wi : wi * (kind == 2 ? (float)(i % 3) : x);
+        const float xc = (unit() - 0.5f) * 4;                   /* continuous */
+        wx[i] = kind == 8    ? wi
+                : kind == 2  ? wi * (float)(i % 3)
+                : kind >= 9 && kind <= 11 ? wi * xc
+                             : wi * x;
     }
 }
 
@@ -155,10 +165,10 @@ static void test_x86_iq_searches_match_scalar(void **state)
             continue;
         const char *name = ggufq_isa_name(tables[t].isa);
         for (int r = 0; r < N_ROUNDS; ++r) {
-            const int kind = r % 9;
+            const int kind = r % N_KINDS;
             bad += check_iq1s(name, tables[t].ops, kind);
             bad += check_iq1m(name, tables[t].ops, kind);
-            if (r < 27)
+            if (r < 3 * N_KINDS)
                 bad += check_nearest8(name, tables[t].ops, kind);
         }
         printf("%s: IQ1 split and nearest8 searches compared against scalar\n", name);

@@ -474,23 +474,35 @@ bool gq_iq1m_split_scalar(const gq_iq1m_sums *s, int *i1_out, int *i2_out, int *
     return besti1 >= 0 && besti2 >= 0 && best_k >= 0;
 }
 
+/* v where mask is all ones, +0.0f where it is zero. */
+static inline float masked_float(float v, uint32_t mask)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    bits &= mask;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
 static bool iq1_m_best_split(const gq_iq_search_ops *ops, const float *xb, const float *weight,
                              const int32_t *sorted, int *i1, int *i2, int *k, float *scale_io)
 {
     enum { N = IQ1M_BLOCK };
     gq_iq1m_sums s;
     /* Running sums in registers; the half a weight does not belong to gets
-     * + 0.0f, which leaves it unchanged (a sum that starts at +0 is never -0). */
+     * + 0.0f, which leaves it unchanged (a sum that starts at +0 is never -0).
+     * The half is picked with bit masks: a branch on it mispredicts half of
+     * the time (the sorted positions are in random order). */
     float x0 = 0, x1 = 0, w0 = 0, w1 = 0;
     s.sx[0][0] = s.sx[1][0] = s.sw[0][0] = s.sw[1][0] = 0;
     for (int j = 0; j < N; ++j) {
         const int i = sorted[j];
-        const bool high = i >= N / 2;
+        const uint32_t high = 0u - (uint32_t)(i >= N / 2); /* all ones in the high half */
         const float wx = weight[i] * xb[i], w = weight[i];
-        x0 = x0 + (high ? 0.0f : wx);
-        w0 = w0 + (high ? 0.0f : w);
-        x1 = x1 + (high ? wx : 0.0f);
-        w1 = w1 + (high ? w : 0.0f);
+        x0 = x0 + masked_float(wx, ~high);
+        w0 = w0 + masked_float(w, ~high);
+        x1 = x1 + masked_float(wx, high);
+        w1 = w1 + masked_float(w, high);
         s.sx[0][j + 1] = x0;
         s.sw[0][j + 1] = w0;
         s.sx[1][j + 1] = x1;
@@ -559,7 +571,7 @@ static int quantize_row_iq1_m(const gq_iq_search_ops *ops, const gq_iqgrid *g, c
                               uint8_t *y, int64_t n, const float *quant_weights)
 {
     static const uint8_t shift_masks[4] = { 0x00, 0x80, 0x08, 0x88 };
-    float scales[QK_K / IQ1M_BLOCK], weight[IQ1M_BLOCK];
+    float scales[QK_K / IQ1M_BLOCK], weights[QK_K]; /* weights: kept for the scale fit */
     int8_t shifts[QK_K / IQ1M_BLOCK];
     uint16_t index[IQ1M_BLOCK / 8];
 
@@ -572,6 +584,7 @@ static int quantize_row_iq1_m(const gq_iq_search_ops *ops, const gq_iqgrid *g, c
 
         for (int ib = 0; ib < QK_K / IQ1M_BLOCK; ++ib) {
             const float *xb = xbl + IQ1M_BLOCK * ib;
+            float *weight = weights + IQ1M_BLOCK * ib;
             iq1_m_weights(xb, quant_weights ? quant_weights + QK_K * ibl + IQ1M_BLOCK * ib : NULL,
                           sigma2, weight);
             int best_k;
@@ -606,8 +619,7 @@ static int quantize_row_iq1_m(const gq_iq_search_ops *ops, const gq_iqgrid *g, c
             sc[ib / 4] |= (uint16_t)(l << 3 * (ib % 4));
             qh[ib] |= shift_masks[shifts[ib]];
             const float *xb = xbl + IQ1M_BLOCK * ib;
-            iq1_m_weights(xb, quant_weights ? quant_weights + QK_K * ibl + IQ1M_BLOCK * ib : NULL,
-                          sigma2, weight);
+            const float *weight = weights + IQ1M_BLOCK * ib;
             for (int k = 0; k < IQ1M_BLOCK / 8; ++k) {
                 const float *xx = iq1m_values(shifts[ib], k);
                 const uint8_t *c = g->coords[qs[2 * ib + k] + ((qh[ib] << (8 - 4 * k)) & 0x700)];

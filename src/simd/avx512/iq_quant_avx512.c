@@ -34,7 +34,10 @@
  *    the scalar's exact test for every candidate; if the check fails (near
  *    ties, NaN/Inf), the search is redone sequentially: the first passing
  *    candidate in scalar order is taken and the ones after it compared
- *    again with the new best.
+ *    again with the new best. IQ1_S first tries a whole-search shortcut
+ *    (split_shortcut): the first candidate of highest approximate score,
+ *    proven to be the scalar's winner by bounds on the scores before it
+ *    and the exact test of those after it (for IQ1_M it did not pay).
  *  - IQ1 sort: rank = number of smaller values when all are distinct (else
  *    the C library's qsort, as the scalar, so ties come out the same).
  *  - Rounding to the lattice uses ggml's nearest_int bit trick lane-wise,
@@ -623,6 +626,134 @@ static inline bool records_chunk(const __m512 *qx, const __m512 *q2, int nv, __m
     return true;
 }
 
+/*
+ * The whole-search shortcut of the split searches, tried before the chunked
+ * search. The scalar's winner is the last candidate passing its test against
+ * the running best; the shortcut guesses it as the first candidate (scalar
+ * order) of highest approximate score qx * qx * rcp14(q2), and proves the
+ * guess exactly, else the chunked search runs:
+ *  - it passes against every earlier score: the scalar's best before it is
+ *    -FLT_MAX or the score of an earlier candidate with q2 > 0, and the test
+ *    is monotone in the best, so passing against an upper bound of those
+ *    scores suffices (the approximate maximum with a relative margin of
+ *    2^-10 and an absolute one of 2^-100, valid for q2 in [2^-40, 2^40];
+ *    else their exact scores qx / q2 * qx);
+ *  - no later candidate passes against its score, so the best stays.
+ * Scores qx * qx / q2 are >= 0 where q2 > 0. The caller checks that the
+ * prefix sums are below 2^36 in magnitude (so qx, q2 < 2^40 and the
+ * approximate scores are finite); a q2 in (0, 2^-40) leaves the search to
+ * the chunked code.
+ */
+#define SPLIT_MAX_VECS 72 /* IQ1_S: 36 chunks x 2 signs */
+/* Running reductions over the candidates so far (kept in registers). */
+typedef struct split_acc {
+    __m512 max, q2min;
+} split_acc;
+
+typedef struct split_cands {
+    float     qx[SPLIT_MAX_VECS][16], q2[SPLIT_MAX_VECS][16], s[SPLIT_MAX_VECS][16];
+    split_acc acc;
+    int       nv, nvec, count; /* vector v = nv * chunk + variant */
+} split_cands;
+
+static inline split_acc split_acc_init(void)
+{
+    const split_acc a = { _mm512_set1_ps(-INFINITY), _mm512_set1_ps(1.0f) };
+    return a;
+}
+
+/* Chunk `chunk`'s nv vectors. Lanes past the count hold pair (0, 0): a real
+ * candidate, harmless in the reductions. */
+static inline void collect_chunk(split_cands *c, split_acc *a, const __m512 *qx, const __m512 *q2,
+                                 int nv, int chunk)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    for (int v = 0; v < nv; ++v) {
+        const int at = chunk * nv + v;
+        _mm512_storeu_ps(c->qx[at], qx[v]);
+        _mm512_storeu_ps(c->q2[at], q2[v]);
+        const __mmask16 live = _mm512_cmp_ps_mask(q2[v], zero, _CMP_GT_OQ);
+        a->q2min = _mm512_mask_min_ps(a->q2min, live, a->q2min, q2[v]);
+        const __m512 s = _mm512_mul_ps(_mm512_mul_ps(qx[v], qx[v]), _mm512_rcp14_ps(q2[v]));
+        const __m512 sl = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), live, s);
+        _mm512_storeu_ps(c->s[at], sl);
+        a->max = _mm512_max_ps(a->max, sl);
+    }
+}
+
+/* Lanes of chunk wc before (or, with after, after) candidate (wl, wv), for variant var. */
+static inline __mmask16 lanes_around(int var, int wl, int wv, bool after)
+{
+    if (after) {
+        const int first = var > wv ? wl : wl + 1;
+        return first >= 16 ? (__mmask16)0 : (__mmask16)(0xFFFFu << first);
+    }
+    return (__mmask16)((1u << (var < wv ? wl + 1 : wl)) - 1);
+}
+
+static bool split_shortcut(const split_cands *c, split_best *b)
+{
+    const int nv = c->nv, nch = c->nvec / nv;
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
+    const split_acc *a = &c->acc;
+    const float m = _mm512_reduce_max_ps(a->max);
+    if (!(m >= 0 && m <= FLT_MAX) || _mm512_reduce_min_ps(a->q2min) < 0x1p-40f)
+        return false;
+    /* the guess: first candidate, in scalar order, of approximate score m;
+     * the maximum of the scores before it on the way */
+    const uint64_t spread = nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull;
+    __m512 before = ninf;
+    int wc = -1, wl = 0, wv = 0;
+    for (int ch = 0; ch < nch; ++ch) {
+        uint64_t order = 0;
+        for (int v = 0; v < nv; ++v)
+            order |= _pdep_u64(_mm512_cmp_ps_mask(_mm512_loadu_ps(c->s[ch * nv + v]), _mm512_set1_ps(m),
+                                                  _CMP_EQ_OQ), spread << v);
+        if (order) {
+            const int pos = __builtin_ctzll(order);
+            wc = ch;
+            wl = pos / nv;
+            wv = pos % nv;
+            for (int v = 0; v < nv; ++v)
+                before = _mm512_mask_max_ps(before, lanes_around(v, wl, wv, false), before,
+                                            _mm512_loadu_ps(c->s[ch * nv + v]));
+            break;
+        }
+        for (int v = 0; v < nv; ++v)
+            before = _mm512_max_ps(before, _mm512_loadu_ps(c->s[ch * nv + v]));
+    }
+    if (wc < 0)
+        return false;
+    const float xw = c->qx[wc * nv + wv][wl], yw = c->q2[wc * nv + wv][wl];
+    const float scale = xw / yw, score = scale * xw, xw2 = xw * xw;
+    const float bound = _mm512_reduce_max_ps(before) * (1.0f + 0x1p-10f) + 0x1p-100f;
+    if (!(bound * yw < xw2)) {
+        /* the exact scores before it */
+        for (int v = 0; v < wc * nv + nv; ++v) {
+            __mmask16 lanes = v < wc * nv ? (__mmask16)0xFFFF : lanes_around(v % nv, wl, wv, false);
+            const __m512 qx = _mm512_loadu_ps(c->qx[v]), q2 = _mm512_loadu_ps(c->q2[v]);
+            lanes = _mm512_mask_cmp_ps_mask(lanes, q2, zero, _CMP_GT_OQ);
+            const __m512 exact = _mm512_mul_ps(_mm512_div_ps(qx, q2), qx);
+            if (_mm512_mask_cmp_ps_mask(lanes, _mm512_mul_ps(exact, _mm512_set1_ps(yw)),
+                                        _mm512_set1_ps(xw2), _CMP_NLT_UQ))
+                return false;
+        }
+    }
+    /* no later candidate passes against its score */
+    for (int v = wc * nv; v < c->nvec; ++v) {
+        __mmask16 lanes = v >= (wc + 1) * nv ? (__mmask16)0xFFFF : lanes_around(v % nv, wl, wv, true);
+        if (v >= c->nvec - nv)
+            lanes &= first_lanes(c->count - (nch - 1) * 16);
+        if (passing(lanes, _mm512_loadu_ps(c->qx[v]), _mm512_loadu_ps(c->q2[v]), score))
+            return false;
+    }
+    b->score = score;
+    b->scale = scale;
+    b->pair = wc * 16 + wl;
+    b->variant = wv;
+    return true;
+}
+
 /* sums[idx] for idx in 0..32 (a 33-entry table: two registers and the last entry). */
 static inline __m512 lookup33(__m512 lo, __m512 hi, __m512 last, __m512i idx)
 {
@@ -635,11 +766,12 @@ static inline __m512 lookup33(__m512 lo, __m512 hi, __m512 last, __m512i idx)
  * per delta sign), each lane computing the scalar's sums for its pair.
  */
 static bool iq1s_split_run(const gq_iq1_pairs *pairs, const float *sumx, const float *sumw,
-                           bool sequential, split_best *out)
+                           bool sequential, split_best *out, split_cands *collect)
 {
     enum { N = 32 };
     const float *xv[2] = { x_plus, x_minus };
     split_best b = *out;
+    split_acc acc = split_acc_init();
     __m512 carry = _mm512_set1_ps(b.score);
     const __m512 xlo = _mm512_loadu_ps(sumx), xhi = _mm512_loadu_ps(sumx + 16);
     const __m512 wlo = _mm512_loadu_ps(sumw), whi = _mm512_loadu_ps(sumw + 16);
@@ -669,14 +801,33 @@ static bool iq1s_split_run(const gq_iq1_pairs *pairs, const float *sumx, const f
                               _mm512_mul_ps(_mm512_mul_ps(dw12, v1[s]), v1[s])),
                 _mm512_mul_ps(_mm512_mul_ps(dw2n, v2[s]), v2[s]));
         }
-        if (sequential)
+        if (collect)
+            collect_chunk(collect, &acc, qx, q2, 2, p0 / 16);
+        else if (sequential)
             scan_chunk(qx, q2, 2, valid, p0, &b);
         else if (!records_chunk(qx, q2, 2, valid, p0, &b, &carry))
             return false;
     }
     b.score = _mm_cvtss_f32(_mm512_castps512_ps128(carry));
     *out = b;
+    if (collect) {
+        collect->acc = acc;
+        collect->nv = 2;
+        collect->nvec = (pairs->count + 15) / 16 * 2;
+    }
     return true;
+}
+
+/* |sumx[j]|, |sumw[j]| < limit for j = 0..32 (false for NaN). */
+static inline bool sums_below(const float *sumx, const float *sumw, float limit)
+{
+    const __m512 lim = _mm512_set1_ps(limit);
+    __mmask16 over = 0;
+    for (int j = 0; j < 32; j += 16) {
+        over |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(sumx + j)), lim, _CMP_NLT_UQ);
+        over |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(sumw + j)), lim, _CMP_NLT_UQ);
+    }
+    return !over && fabsf(sumx[32]) < limit && fabsf(sumw[32]) < limit;
 }
 
 static bool iq1s_split_avx512(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
@@ -686,9 +837,15 @@ static bool iq1s_split_avx512(const float *sumx, const float *sumw, int *i1_out,
     if (!pairs)
         return gq_iq1s_split_scalar(sumx, sumw, i1_out, i2_out, shift_out, scale_io);
     split_best b = { -FLT_MAX, *scale_io, -1, -1 };
-    if (!iq1s_split_run(pairs, sumx, sumw, false, &b)) {
+    split_cands c;
+    c.count = pairs->count;
+    if (sums_below(sumx, sumw, 0x1p36f) && (iq1s_split_run(pairs, sumx, sumw, false, &b, &c),
+                                             split_shortcut(&c, &b))) {
+        /* b is proven to be the scalar's winner */
+    } else if (b = (split_best){ -FLT_MAX, *scale_io, -1, -1 },
+               !iq1s_split_run(pairs, sumx, sumw, false, &b, NULL)) {
         b = (split_best){ -FLT_MAX, *scale_io, -1, -1 };
-        iq1s_split_run(pairs, sumx, sumw, true, &b);
+        iq1s_split_run(pairs, sumx, sumw, true, &b, NULL);
     }
     *scale_io = b.scale;
     if (b.pair < 0) {
