@@ -899,6 +899,24 @@ static void test_plan_and_dry_run(void **state)
     assert_int_equal(ggufq_requant_plan(tu_path("data/llama-2-tiny-random.gguf"), &o, &plan, NULL), GGUFQ_OK);
     assert_int_equal(ggufq_plan_count(plan), 12);
     assert_int_equal(ggufq_plan_file_type(plan), 15);
+    assert_true(ggufq_plan_pure(plan));   /* a bare type */
+    assert_false(ggufq_plan_pure(NULL));
+    /* recipes (any case, also the ones named like a type) are not pure unless asked */
+    static const char *const recipes[] = { "Q4_K_M", "IQ4_XS", "iq4_xs", "Q8_0" };
+    for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++) {
+        ggufq_plan *r = NULL;
+        o.target = recipes[i];
+        o.pure = false;
+        assert_int_equal(ggufq_requant_plan(tu_path("data/llama-2-tiny-random.gguf"), &o, &r, NULL), GGUFQ_OK);
+        assert_false(ggufq_plan_pure(r));
+        ggufq_plan_free(r);
+        o.pure = true;
+        assert_int_equal(ggufq_requant_plan(tu_path("data/llama-2-tiny-random.gguf"), &o, &r, NULL), GGUFQ_OK);
+        assert_true(ggufq_plan_pure(r));
+        ggufq_plan_free(r);
+    }
+    o.target = "q4_K";
+    o.pure = false;
     /* llama.cpp's order: tensors without a layer first (by name), then blk.0.* by name */
     assert_string_equal(ggufq_plan_at(plan, 0)->name, "output.weight");
     assert_string_equal(ggufq_plan_at(plan, 3)->name, "blk.0.attn_k.weight");

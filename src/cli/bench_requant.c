@@ -413,8 +413,7 @@ static int bench_target(const rq_opts *o, const char *model, const char *dir, co
     char ours[PATH_MAX + 32], theirs[PATH_MAX + 32];
     snprintf(ours, sizeof ours, "%s/ggufq-out.gguf", dir);
     snprintf(theirs, sizeof theirs, "%s/llama-out.gguf", dir);
-    rq_job j = { model, ours, target, llama, o->threads, ggufq_plan_file_type(plan),
-                 ggufq_type_from_name(target) >= 0 };
+    rq_job j = { model, ours, target, llama, o->threads, ggufq_plan_file_type(plan), ggufq_plan_pure(plan) };
     ggufq_plan_free(plan);
     time_side(&j, false, o->runs, &r->ours);
     if (!r->ours.ok) {

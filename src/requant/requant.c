@@ -172,6 +172,7 @@ const ggufq_plan_entry *ggufq_plan_at(const ggufq_plan *plan, int64_t i)
 }
 
 uint32_t ggufq_plan_file_type(const ggufq_plan *plan) { return plan ? plan->file_type : 0; }
+bool     ggufq_plan_pure(const ggufq_plan *plan) { return plan && plan->pure; }
 
 static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, int64_t *n_out,
                         ggufq_error *err)
@@ -339,6 +340,7 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     }
     p->n = n;
     p->file_type = (uint32_t)ftype;
+    p->pure = opts->pure || !is_recipe;
     rc = fill_inputs(s, refs, p, in);
     free(refs);
     if (rc < 0) {

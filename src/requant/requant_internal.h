@@ -110,6 +110,7 @@ struct ggufq_plan {
     ggufq_plan_entry *entries;   /* in output order */
     int64_t           n;
     uint32_t          file_type;
+    bool              pure;      /* no recipe rules: a bare type, or opts->pure */
     int              *shard;     /* input shard of each entry */
     int64_t          *index;     /* tensor index inside that shard */
     char            **names;     /* owned copies of the names */

@@ -123,12 +123,14 @@ json_ok "$TMP/out" "bench --json --quantize" \
 
 # ---- bench --requant ------------------------------------------------------------------
 FIXTURE="$TESTS/data/llama-2-tiny-random.gguf"
-run bench --requant --model "$FIXTURE" --target q8_0,Q4_K_M --runs 1 --threads 1
+# q4_0: a bare type (llama-quantize --pure); Q4_K_M and IQ4_XS: recipes
+run bench --requant --model "$FIXTURE" --target q4_0,Q4_K_M,IQ4_XS --runs 1 --threads 1
 expect 0 "bench --requant"
-out_line '^q8_0 ' "bench --requant: q8_0 row"
+out_line '^q4_0 ' "bench --requant: q4_0 row"
 out_line '^Q4_K_M ' "bench --requant: Q4_K_M row"
+out_line '^IQ4_XS ' "bench --requant: IQ4_XS row"
 if grep -q '^llama.cpp: .*libllama.*(llama_model_quantize)$' "$TMP/out"; then
-    [ "$(grep -c ' yes / yes$' "$TMP/out")" -eq 2 ] || fail "bench --requant: outputs differ from llama.cpp's"
+    [ "$(grep -c ' yes / yes$' "$TMP/out")" -eq 3 ] || fail "bench --requant: outputs differ from llama.cpp's"
 else
     echo "note: libllama not found: no comparison with llama.cpp checked"
 fi
