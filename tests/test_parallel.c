@@ -429,6 +429,37 @@ static void test_concurrent_parallel_calls(void **state)
     free(want);
 }
 
+/* Outputs large enough for the streamed path (>= 2^22 weights per thread):
+ * still exactly ggufq_dequantize, at a destination 4 bytes off 16-byte
+ * alignment (the scalar head of the streaming copy), nothing past the end. */
+static void test_dequant_streamed(void **state)
+{
+    (void)state;
+    static const ggufq_type big_types[] = { GGUFQ_TYPE_Q4_0, GGUFQ_TYPE_Q4_K, GGUFQ_TYPE_F16 };
+    const int64_t n = ((int64_t)1 << 23) + 512;
+    for (size_t k = 0; k < sizeof big_types / sizeof big_types[0]; k++) {
+        const ggufq_type type = big_types[k];
+        void *q = make_blocks(type, n, 77 + (uint64_t)k);
+        float *want = malloc((size_t)n * sizeof *want);
+        float *buf = malloc((size_t)n * sizeof *buf + 128);
+        assert_non_null(want);
+        assert_non_null(buf);
+        float *got = (float *)(void *)((uint8_t *)buf + 4);
+        assert_int_equal(ggufq_dequantize(type, q, want, n), GGUFQ_OK);
+        for (int nt = 1; nt <= 2; nt++) {
+            memset(buf, 0xA5, (size_t)n * sizeof *buf + 128);
+            assert_int_equal(ggufq_dequantize_mt(type, q, got, n, nt), GGUFQ_OK);
+            snprintf(what, sizeof what, "%s streamed dequantize_mt threads=%d", ggufq_type_name(type), nt);
+            tu_expect_same_bytes(got, want, (size_t)n * sizeof *got, what);
+            for (int i = 0; i < 64; i++)
+                assert_int_equal(((unsigned char *)(got + n))[i], 0xA5);
+        }
+        free(q);
+        free(want);
+        free(buf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_calls),
         cmocka_unit_test(test_dequant_matches_single_thread),
         cmocka_unit_test(test_dequant_plain_inputs),
+        cmocka_unit_test(test_dequant_streamed),
         cmocka_unit_test(test_quant_matches_single_thread),
         cmocka_unit_test(test_statuses_match_single_thread),
         cmocka_unit_test(test_concurrent_parallel_calls),
