@@ -122,7 +122,7 @@ static int write_tensor_data(ggufq_writer *w, const model_tensor *t, uint64_t *s
     return rc;
 }
 
-static int write_model(const char *path, int64_t *weights)
+static int write_model(const char *path)
 {
     model_tensor t[4 + 9 * M_LAYERS];
     const int n = model_tensors(t);
@@ -145,12 +145,10 @@ static int write_model(const char *path, int64_t *weights)
         rc = ggufq_writer_set_uint(w, u32[k].key, GGUFQ_VT_UINT32, u32[k].v);
     if (rc == GGUFQ_OK)
         rc = ggufq_writer_set_float(w, "llama.attention.layer_norm_rms_epsilon", GGUFQ_VT_FLOAT32, 1e-5);
-    *weights = 0;
     for (int i = 0; i < n && rc == GGUFQ_OK; i++) {
         int64_t dims[2] = { t[i].ne0, t[i].ne1 };
         rc = ggufq_writer_add_tensor(w, t[i].name, t[i].ne1 ? GGUFQ_TYPE_F16 : GGUFQ_TYPE_F32,
                                      t[i].ne1 ? 2 : 1, dims);
-        *weights += t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1);
     }
     uint64_t seed = 20261122;
     for (int i = 0; i < n && rc == GGUFQ_OK; i++)
@@ -166,25 +164,30 @@ static int write_model(const char *path, int64_t *weights)
     return rc;
 }
 
+static int64_t model_weights(void)
+{
+    model_tensor t[4 + 9 * M_LAYERS];
+    const int n = model_tensors(t);
+    int64_t weights = 0;
+    for (int i = 0; i < n; i++)
+        weights += t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1);
+    return weights;
+}
+
 /* In a child, so that the buffers it used do not count in the peak memory
  * of the requant runs forked from this process later. */
-static int write_model_in_child(const char *path, int64_t *weights)
+static int write_model_in_child(const char *path)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0)
-        _exit(write_model(path, weights) == GGUFQ_OK ? 0 : 1);
+        _exit(write_model(path) == GGUFQ_OK ? 0 : 1);
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (pid < 0)
             cli_error("bench: fork: %s", strerror(errno));
         return GGUFQ_E_IO;
     }
-    model_tensor t[4 + 9 * M_LAYERS];   /* the count, again, on this side */
-    const int n = model_tensors(t);
-    *weights = 0;
-    for (int i = 0; i < n; i++)
-        *weights += t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1);
     return GGUFQ_OK;
 }
 
@@ -355,7 +358,6 @@ static int parse_targets(rq_opts *o, char *list)
 static int parse_rq_args(int argc, char **argv, rq_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->threads = 0;
     o->runs = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -527,7 +529,8 @@ int bench_requant(int argc, char **argv)
         snprintf(model, sizeof model, "%s", o.model);
     } else {
         snprintf(model, sizeof model, "%s/model-f16.gguf", dir);
-        rc = write_model_in_child(model, &weights);
+        rc = write_model_in_child(model);
+        weights = model_weights();
     }
     rq_result res[MAX_TARGETS];
     int n = 0;
