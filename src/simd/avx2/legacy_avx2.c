@@ -265,102 +265,74 @@ static inline void store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
     _mm_storeu_si128((__m128i *)qs, nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
 }
 
-static int quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+/* Q4_0 (levels 8, codes 0..15, nibbles) or Q5_0 (levels 16, codes 0..31,
+ * bit 4 in qh) without imatrix; inlined once per type with five_bit fixed. */
+static inline void quantize_symmetric(const float *src, uint8_t *y, int64_t nb, bool five_bit)
 {
-    if (imatrix)
-        return gq_avx2_quantize_q4_0_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    uint8_t *y = dst;
+    const float levels = five_bit ? 16.0f : 8.0f;
+    const size_t bytes = five_bit ? 22 : 18;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
         const int n = batch_size(nb, b0);
         uint16_t h[BATCH];
         float ids[BATCH];
-        symmetric_scales(src, n, 8.0f, h, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 18) {
+        symmetric_scales(src, n, levels, h, ids);
+        for (int i = 0; i < n; i++, src += QK, y += bytes) {
             __m256 v[4];
             load_block(src, v);
             memcpy(y, &h[i], 2);
-            _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(symmetric_codes(v, ids[i], 8.5f, 15)));
+            const __m256i c = symmetric_codes(v, ids[i], levels + 0.5f, five_bit ? 31 : 15);
+            if (five_bit)
+                store_5bit(c, y + 2, y + 6);
+            else
+                _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(c));
         }
     }
-    return GGUFQ_OK;
 }
 
-static int quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+/* Q4_1 (levels 15, codes clamped to 15) or Q5_1 (levels 31, no clamp, as the
+ * scalar) without imatrix; blocks the scalar's first-zero rule decides go
+ * to the scalar kernel. */
+static inline void quantize_affine(const float *src, uint8_t *y, int64_t nb, bool five_bit)
 {
-    if (imatrix)
-        return gq_avx2_quantize_q5_0_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    uint8_t *y = dst;
-    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
-        const int n = batch_size(nb, b0);
-        uint16_t h[BATCH];
-        float ids[BATCH];
-        symmetric_scales(src, n, 16.0f, h, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 22) {
-            __m256 v[4];
-            load_block(src, v);
-            memcpy(y, &h[i], 2);
-            store_5bit(symmetric_codes(v, ids[i], 16.5f, 31), y + 2, y + 6);
-        }
-    }
-    return GGUFQ_OK;
-}
-
-static int quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
-{
-    if (imatrix)
-        return gq_avx2_quantize_q4_1_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    const __m256i fifteen = _mm256_set1_epi8(15);
-    uint8_t *y = dst;
+    const float levels = five_bit ? 31.0f : 15.0f;
+    const size_t bytes = five_bit ? 24 : 20;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
         const int n = batch_size(nb, b0);
         uint16_t hd[BATCH], hm[BATCH];
         float mins[BATCH], ids[BATCH];
-        const unsigned scalar_blocks = affine_scales(src, n, 15.0f, hd, hm, mins, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 20) {
+        const unsigned scalar_blocks = affine_scales(src, n, levels, hd, hm, mins, ids);
+        for (int i = 0; i < n; i++, src += QK, y += bytes) {
             if (scalar_blocks >> i & 1) {
-                gq_quantize_q4_1(src, y, 1, QK, NULL);
+                (five_bit ? gq_quantize_q5_1 : gq_quantize_q4_1)(src, y, 1, QK, NULL);
                 continue;
             }
             __m256 v[4];
             load_block(src, v);
             memcpy(y, &hd[i], 2);
             memcpy(y + 2, &hm[i], 2);
-            /* (int8) then MIN(15, .): a signed byte min */
-            const __m256i b = _mm256_min_epi8(affine_levels(v, mins[i], ids[i]), fifteen);
-            _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(b));
+            const __m256i c = affine_levels(v, mins[i], ids[i]);
+            if (five_bit)
+                store_5bit(c, y + 4, y + 8);
+            else   /* (int8) then MIN(15, .): a signed byte min */
+                _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
         }
     }
-    return GGUFQ_OK;
 }
 
-static int quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
-{
-    if (imatrix)
-        return gq_avx2_quantize_q5_1_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    uint8_t *y = dst;
-    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
-        const int n = batch_size(nb, b0);
-        uint16_t hd[BATCH], hm[BATCH];
-        float mins[BATCH], ids[BATCH];
-        const unsigned scalar_blocks = affine_scales(src, n, 31.0f, hd, hm, mins, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 24) {
-            if (scalar_blocks >> i & 1) {
-                gq_quantize_q5_1(src, y, 1, QK, NULL);
-                continue;
-            }
-            __m256 v[4];
-            load_block(src, v);
-            memcpy(y, &hd[i], 2);
-            memcpy(y + 2, &hm[i], 2);
-            store_5bit(affine_levels(v, mins[i], ids[i]), y + 4, y + 8); /* no clamp, as the scalar */
-        }
+#define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
+    static int quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,         \
+                            const float *imatrix)                                                  \
+    {                                                                                              \
+        if (imatrix)                                                                               \
+            return gq_avx2_quantize_##t##_imatrix(src, dst, nrows, n_per_row, imatrix);            \
+        body(src, dst, nrows * (n_per_row / QK), five_bit);                                        \
+        return GGUFQ_OK;                                                                           \
     }
-    return GGUFQ_OK;
-}
+LEGACY_QUANTIZER(q4_0, quantize_symmetric, false)
+LEGACY_QUANTIZER(q5_0, quantize_symmetric, true)
+LEGACY_QUANTIZER(q4_1, quantize_affine, false)
+LEGACY_QUANTIZER(q5_1, quantize_affine, true)
+#undef LEGACY_QUANTIZER
 
 /*
  * roundf per lane (half away from zero), exactly: t = trunc(v); v - t is

@@ -305,82 +305,56 @@ static inline unsigned affine_scales(const float *x, int n, float levels, uint16
     return finite_lanes(d, id) & nonzero;
 }
 
-static int quantize_q4_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                              const float *imatrix)
+/* Q4_0 (levels 8, codes clamped to 15, nibbles) or Q5_0 (levels 16, codes
+ * clamped to 31, bit 4 in qh) without imatrix; blocks with a non-finite
+ * scale or inverse go to the scalar kernel. Specialised per type by the
+ * compiler. */
+static inline void quantize_symmetric(const float *src, uint8_t *y, int64_t nb, bool five_bit)
 {
-    if (imatrix)
-        return gq_neon_quantize_q4_0_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    const int8x16_t fifteen = vdupq_n_s8(15);
-    uint8_t *y = dst;
+    const float levels = five_bit ? 16.0f : 8.0f;
+    const size_t bytes = five_bit ? 22 : 18;
+    const int8x16_t top = vdupq_n_s8(five_bit ? 31 : 15);
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
         const int n = batch_size(nb, b0);
         uint16_t h[BATCH];
         float ids[BATCH];
-        const unsigned fast = symmetric_scales(src, n, 8.0f, h, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 18) {
+        const unsigned fast = symmetric_scales(src, n, levels, h, ids);
+        for (int i = 0; i < n; i++, src += QK, y += bytes) {
             if (!(fast >> i & 1)) {
-                gq_quantize_q4_0(src, y, 1, QK, NULL);
+                (five_bit ? gq_quantize_q5_0 : gq_quantize_q4_0)(src, y, 1, QK, NULL);
                 continue;
             }
             float32x4_t v[8];
             int8x16_t lo, hi;
             load_block(src, v);
-            symmetric_codes(v, ids[i], 8.5f, &lo, &hi);
+            symmetric_codes(v, ids[i], levels + 0.5f, &lo, &hi);
             memcpy(y, &h[i], 2);
-            store_nibbles(y + 2, vreinterpretq_u8_s8(vminq_s8(lo, fifteen)),
-                          vreinterpretq_u8_s8(vminq_s8(hi, fifteen)));
+            const uint8x16_t l = vreinterpretq_u8_s8(vminq_s8(lo, top));
+            const uint8x16_t u = vreinterpretq_u8_s8(vminq_s8(hi, top));
+            if (five_bit)
+                store_5bit(y + 2, y + 6, l, u);
+            else
+                store_nibbles(y + 2, l, u);
         }
     }
-    return GGUFQ_OK;
 }
 
-static int quantize_q5_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                              const float *imatrix)
+/* Q4_1 (levels 15, codes clamped to 15 as (int8) then MIN) or Q5_1 (levels
+ * 31, no clamp, as the scalar) without imatrix; blocks the scalar's
+ * first-zero rule or a non-finite scale decides go to the scalar kernel. */
+static inline void quantize_affine(const float *src, uint8_t *y, int64_t nb, bool five_bit)
 {
-    if (imatrix)
-        return gq_neon_quantize_q5_0_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    const int8x16_t top = vdupq_n_s8(31);
-    uint8_t *y = dst;
-    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
-        const int n = batch_size(nb, b0);
-        uint16_t h[BATCH];
-        float ids[BATCH];
-        const unsigned fast = symmetric_scales(src, n, 16.0f, h, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 22) {
-            if (!(fast >> i & 1)) {
-                gq_quantize_q5_0(src, y, 1, QK, NULL);
-                continue;
-            }
-            float32x4_t v[8];
-            int8x16_t lo, hi;
-            load_block(src, v);
-            symmetric_codes(v, ids[i], 16.5f, &lo, &hi);
-            memcpy(y, &h[i], 2);
-            store_5bit(y + 2, y + 6, vreinterpretq_u8_s8(vminq_s8(lo, top)),
-                       vreinterpretq_u8_s8(vminq_s8(hi, top)));
-        }
-    }
-    return GGUFQ_OK;
-}
-
-static int quantize_q4_1_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                              const float *imatrix)
-{
-    if (imatrix)
-        return gq_neon_quantize_q4_1_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
+    const float levels = five_bit ? 31.0f : 15.0f;
+    const size_t bytes = five_bit ? 24 : 20;
     const int8x16_t fifteen = vdupq_n_s8(15);
-    uint8_t *y = dst;
     for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
         const int n = batch_size(nb, b0);
         uint16_t hd[BATCH], hm[BATCH];
         float mins[BATCH], ids[BATCH];
-        const unsigned fast = affine_scales(src, n, 15.0f, hd, hm, mins, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 20) {
+        const unsigned fast = affine_scales(src, n, levels, hd, hm, mins, ids);
+        for (int i = 0; i < n; i++, src += QK, y += bytes) {
             if (!(fast >> i & 1)) {
-                gq_quantize_q4_1(src, y, 1, QK, NULL);
+                (five_bit ? gq_quantize_q5_1 : gq_quantize_q4_1)(src, y, 1, QK, NULL);
                 continue;
             }
             float32x4_t v[8];
@@ -389,42 +363,29 @@ static int quantize_q4_1_neon(const float *src, void *dst, int64_t nrows, int64_
             affine_codes(v, mins[i], ids[i], &lo, &hi);
             memcpy(y, &hd[i], 2);
             memcpy(y + 2, &hm[i], 2);
-            /* (int8) then MIN(15, .), as the scalar */
-            store_nibbles(y + 4, vreinterpretq_u8_s8(vminq_s8(vreinterpretq_s8_u8(lo), fifteen)),
-                          vreinterpretq_u8_s8(vminq_s8(vreinterpretq_s8_u8(hi), fifteen)));
+            if (five_bit)
+                store_5bit(y + 4, y + 8, lo, hi);
+            else
+                store_nibbles(y + 4, vreinterpretq_u8_s8(vminq_s8(vreinterpretq_s8_u8(lo), fifteen)),
+                              vreinterpretq_u8_s8(vminq_s8(vreinterpretq_s8_u8(hi), fifteen)));
         }
     }
-    return GGUFQ_OK;
 }
 
-static int quantize_q5_1_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                              const float *imatrix)
-{
-    if (imatrix)
-        return gq_neon_quantize_q5_1_imatrix(src, dst, nrows, n_per_row, imatrix);
-    const int64_t nb = nrows * (n_per_row / QK);
-    uint8_t *y = dst;
-    for (int64_t b0 = 0; b0 < nb; b0 += BATCH) {
-        const int n = batch_size(nb, b0);
-        uint16_t hd[BATCH], hm[BATCH];
-        float mins[BATCH], ids[BATCH];
-        const unsigned fast = affine_scales(src, n, 31.0f, hd, hm, mins, ids);
-        for (int i = 0; i < n; i++, src += QK, y += 24) {
-            if (!(fast >> i & 1)) {
-                gq_quantize_q5_1(src, y, 1, QK, NULL);
-                continue;
-            }
-            float32x4_t v[8];
-            uint8x16_t lo, hi;
-            load_block(src, v);
-            affine_codes(v, mins[i], ids[i], &lo, &hi); /* no clamp, as the scalar */
-            memcpy(y, &hd[i], 2);
-            memcpy(y + 2, &hm[i], 2);
-            store_5bit(y + 4, y + 8, lo, hi);
-        }
+#define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
+    static int quantize_##t##_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,  \
+                                   const float *imatrix)                                           \
+    {                                                                                              \
+        if (imatrix)                                                                               \
+            return gq_neon_quantize_##t##_imatrix(src, dst, nrows, n_per_row, imatrix);            \
+        body(src, dst, nrows * (n_per_row / QK), five_bit);                                        \
+        return GGUFQ_OK;                                                                           \
     }
-    return GGUFQ_OK;
-}
+LEGACY_QUANTIZER(q4_0, quantize_symmetric, false)
+LEGACY_QUANTIZER(q5_0, quantize_symmetric, true)
+LEGACY_QUANTIZER(q4_1, quantize_affine, false)
+LEGACY_QUANTIZER(q5_1, quantize_affine, true)
+#undef LEGACY_QUANTIZER
 
 /*
  * Q8_0 / Q8_1: d = max |x| / 127; codes (int8)(int)roundf(x * id) with
