@@ -433,6 +433,23 @@ int gq_quantize_q3_K(const float *src, void *dst, int64_t nrows, int64_t n_per_r
     return GGUFQ_OK;
 }
 
+/*
+ * gq_quantize_<t> for the types whose blocks quantize independently:
+ * <t>_block(x, imatrix slice or NULL, block) over every block of every row.
+ */
+#define BLOCKWISE_QUANTIZER(t)                                                           \
+    int gq_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,   \
+                        const float *imatrix)                                            \
+    {                                                                                    \
+        blk_##t *y = dst;                                                                \
+        const int64_t nb = n_per_row / QK_K;                                             \
+        for (int64_t r = 0; r < nrows; r++)                                              \
+            for (int64_t i = 0; i < nb; i++)                                             \
+                t##_block(src + r * n_per_row + i * QK_K, imatrix ? imatrix + i * QK_K : NULL, \
+                          &y[r * nb + i]);                                               \
+        return GGUFQ_OK;                                                                 \
+    }
+
 /* ------------------------------------------------------------------ Q4_K */
 
 static void q4_K_block(const float *x, const float *qw, blk_q4_K *y)
@@ -471,17 +488,7 @@ void gq_dequantize_q4_K(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q4_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q4_K *y = dst;
-    const int64_t nb = n_per_row / QK_K;
-    for (int64_t r = 0; r < nrows; r++)
-        for (int64_t i = 0; i < nb; i++)
-            q4_K_block(src + r * n_per_row + i * QK_K, imatrix ? imatrix + i * QK_K : NULL,
-                       &y[r * nb + i]);
-    return GGUFQ_OK;
-}
+BLOCKWISE_QUANTIZER(q4_K)
 
 /* ------------------------------------------------------------------ Q5_K */
 
@@ -537,17 +544,7 @@ void gq_dequantize_q5_K(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q5_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q5_K *y = dst;
-    const int64_t nb = n_per_row / QK_K;
-    for (int64_t r = 0; r < nrows; r++)
-        for (int64_t i = 0; i < nb; i++)
-            q5_K_block(src + r * n_per_row + i * QK_K, imatrix ? imatrix + i * QK_K : NULL,
-                       &y[r * nb + i]);
-    return GGUFQ_OK;
-}
+BLOCKWISE_QUANTIZER(q5_K)
 
 /* ------------------------------------------------------------------ Q6_K */
 
@@ -621,17 +618,7 @@ void gq_dequantize_q6_K(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q6_K(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q6_K *y = dst;
-    const int64_t nb = n_per_row / QK_K;
-    for (int64_t r = 0; r < nrows; r++)
-        for (int64_t i = 0; i < nb; i++)
-            q6_K_block(src + r * n_per_row + i * QK_K, imatrix ? imatrix + i * QK_K : NULL,
-                       &y[r * nb + i]);
-    return GGUFQ_OK;
-}
+BLOCKWISE_QUANTIZER(q6_K)
 
 /* ------------------------------------------------------------------ Q8_K */
 

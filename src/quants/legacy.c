@@ -46,6 +46,25 @@ static inline int32_t trunc_to_i32_x86(float v)
 static inline int8_t trunc_to_i8(float v)  { return (int8_t)trunc_to_i32_x86(v); }
 static inline uint8_t trunc_to_u8(float v) { return (uint8_t)trunc_to_i32_x86(v); }
 
+/*
+ * gq_quantize_<t> for the Q4/Q5 types: ggml's reference rounding without an
+ * importance matrix, its scale search row by row with one.
+ */
+#define LEGACY_QUANTIZER(t)                                                              \
+    int gq_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,   \
+                        const float *imatrix)                                            \
+    {                                                                                    \
+        blk_##t *y = dst;                                                                \
+        const int64_t nb = n_per_row / QK;                                               \
+        if (!imatrix) {                                                                  \
+            t##_ref(src, y, nrows * nb);                                                 \
+            return GGUFQ_OK;                                                             \
+        }                                                                                \
+        for (int64_t r = 0; r < nrows; r++)                                              \
+            t##_imatrix_row(src + r * n_per_row, y + r * nb, n_per_row, imatrix);        \
+        return GGUFQ_OK;                                                                 \
+    }
+
 /* The entry of largest magnitude, keeping its sign (first one wins ties). */
 static inline float block_signed_absmax(const float *x)
 {
@@ -146,19 +165,7 @@ void gq_dequantize_q4_0(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q4_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q4_0 *y = dst;
-    const int64_t nb = n_per_row / QK;
-    if (!imatrix) {
-        q4_0_ref(src, y, nrows * nb);
-        return GGUFQ_OK;
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        q4_0_imatrix_row(src + r * n_per_row, y + r * nb, n_per_row, imatrix);
-    return GGUFQ_OK;
-}
+LEGACY_QUANTIZER(q4_0)
 
 /* ------------------------------------------------------------------ Q4_1 */
 
@@ -212,19 +219,7 @@ void gq_dequantize_q4_1(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q4_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q4_1 *y = dst;
-    const int64_t nb = n_per_row / QK;
-    if (!imatrix) {
-        q4_1_ref(src, y, nrows * nb);
-        return GGUFQ_OK;
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        q4_1_imatrix_row(src + r * n_per_row, y + r * nb, n_per_row, imatrix);
-    return GGUFQ_OK;
-}
+LEGACY_QUANTIZER(q4_1)
 
 /* ------------------------------------------------------------------ Q5_0 */
 
@@ -280,19 +275,7 @@ void gq_dequantize_q5_0(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q5_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q5_0 *y = dst;
-    const int64_t nb = n_per_row / QK;
-    if (!imatrix) {
-        q5_0_ref(src, y, nrows * nb);
-        return GGUFQ_OK;
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        q5_0_imatrix_row(src + r * n_per_row, y + r * nb, n_per_row, imatrix);
-    return GGUFQ_OK;
-}
+LEGACY_QUANTIZER(q5_0)
 
 /* ------------------------------------------------------------------ Q5_1 */
 
@@ -346,19 +329,7 @@ void gq_dequantize_q5_1(const void *src, float *dst, int64_t n)
     }
 }
 
-int gq_quantize_q5_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                     const float *imatrix)
-{
-    blk_q5_1 *y = dst;
-    const int64_t nb = n_per_row / QK;
-    if (!imatrix) {
-        q5_1_ref(src, y, nrows * nb);
-        return GGUFQ_OK;
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        q5_1_imatrix_row(src + r * n_per_row, y + r * nb, n_per_row, imatrix);
-    return GGUFQ_OK;
-}
+LEGACY_QUANTIZER(q5_1)
 
 /* ------------------------------------------------------------------ Q8_0 / Q8_1 */
 
