@@ -75,6 +75,24 @@ static void check_neighbour_list(const gq_iq3_search *t, int key)
     assert_int_equal(n, list[0]);
 }
 
+/* The SIMD copies of a list: list_span locates it in list_chunks, which
+ * holds its lane_index words, then copies of the first up to the padded
+ * length iq3grid.h promises. */
+static void check_list_chunks(const gq_iq3_search *t, int key)
+{
+    const uint16_t *list = t->neighbours + t->list_start[key];
+    const uint32_t span = t->list_span[key];
+    const int n = list[0];
+    assert_int_equal(span >> 16, n);
+    const uint32_t *chunk = t->list_chunks + 8 * (span & 0xFFFF);
+    int padded = (n + 7) / 8 * 8;
+    const int least = t->grid_size == 512 ? 16 : 8;
+    padded = padded < least ? least : padded;
+    padded = n > 8 && padded < GQ_IQ3_LONG_LIST_WORDS ? GQ_IQ3_LONG_LIST_WORDS : padded;
+    for (int j = 0; j < padded; ++j)
+        assert_int_equal(chunk[j], t->lane_index[list[1 + (j < n ? j : 0)]]);
+}
+
 static void test_iq3_search_tables(void **state)
 {
     (void)state;
@@ -95,10 +113,12 @@ static void test_iq3_search_tables(void **state)
                     levels[i] = (int8_t)((t->coord[j][i] - 1) / 2);
                 }
                 assert_int_equal(gq_iq3_lattice_key(levels), key);
+                assert_int_equal(t->list_span[key], 0);
                 ++on_grid;
                 continue;
             }
             check_neighbour_list(t, key);
+            check_list_chunks(t, key);
         }
         assert_int_equal(on_grid, sizes[s]);
     }

@@ -212,6 +212,46 @@ int gq_iq3_trials_scalar(const gq_iq3_search *t, const float *xval, const float 
 }
 
 /*
+ * Re-encodes a group at the best trial's scale (all its quads for IQ3_S,
+ * only those off the grid for IQ3_XXS) and refits the scale. The quads are
+ * re-encoded as one more trial (one batch for the search table); if that
+ * fails somewhere, quad by quad as ggml does, so that a quad IQ3_XXS keeps
+ * cannot fail the group.
+ */
+static int refine_group(const gq_iq_search_ops *ops, const iq3_variant *v,
+                        const gq_iq3_search *t, const float *xval, const float *weight,
+                        const float *waux, const bool *on_grid, float scale, int8_t *L,
+                        float *scale_out)
+{
+    const float id = 1 / scale;
+    gq_iq3_trial_out again;
+    float sumqx, sumq2;
+    if (ops->iq3_trials(t, xval, weight, waux, 1, &id, &scale, &again) == 0) {
+        if (v->refine_all) {
+            /* every quad re-encoded: the trial's sums are the group's */
+            memcpy(L, again.L[0], GROUP);
+            sumqx = again.sumqx[0];
+            sumq2 = again.sumq2[0];
+        } else {
+            for (int k = 0; k < GROUP / 4; ++k)
+                if (!on_grid[k])
+                    memcpy(L + 4 * k, again.L[0] + 4 * k, 4);
+            weighted_sums(xval, weight, L, &sumqx, &sumq2);
+        }
+    } else {
+        for (int k = 0; k < GROUP / 4; ++k) {
+            if (on_grid[k] && !v->refine_all)
+                continue;
+            if (ops->iq3_round4(t, xval + 4 * k, waux + 4 * k, id, scale, L + 4 * k) < 0)
+                return GGUFQ_E_NONFINITE;
+        }
+        weighted_sums(xval, weight, L, &sumqx, &sumq2);
+    }
+    *scale_out = sumq2 > 0 ? sumqx / sumq2 : scale;
+    return GGUFQ_OK;
+}
+
+/*
  * Finds the levels L (all on the grid) and the scale of one group of 32
  * magnitudes whose largest is max > 0. Returns GGUFQ_OK, or
  * GGUFQ_E_NONFINITE where ggml would abort (non-finite distances).
@@ -254,18 +294,9 @@ static int search_group(const gq_iq_search_ops *ops, const iq3_variant *v,
     for (int k = 0; k < GROUP / 4; ++k)
         n_off_grid += !on_grid[k];
     if (n_off_grid > 0 && scale > 0) {
-        /* re-encode at the best scale found */
-        const float id = 1 / scale;
-        for (int k = 0; k < GROUP / 4; ++k) {
-            if (on_grid[k] && !v->refine_all)
-                continue;
-            if (ops->iq3_round4(t, xval + 4 * k, waux + 4 * k, id, scale, L + 4 * k) < 0)
-                return GGUFQ_E_NONFINITE;
-        }
-        float sumqx, sumq2;
-        weighted_sums(xval, weight, L, &sumqx, &sumq2);
-        if (sumq2 > 0)
-            scale = sumqx / sumq2;
+        int rc = refine_group(ops, v, t, xval, weight, waux, on_grid, scale, L, &scale);
+        if (rc != GGUFQ_OK)
+            return rc;
     }
     *scale_out = scale;
     return GGUFQ_OK;
@@ -283,6 +314,36 @@ static void group_weights(const float *xb, const float *qw, float sigma2, float 
     }
     for (int i = 0; i < GROUP; ++i)
         waux[i] = sqrtf(weight[i]);
+}
+
+/*
+ * The largest of a group's 32 magnitudes, as ggml's sequential
+ * max = max > x ? max : x. Without NaN, that is associative for every
+ * result the quantizers look at (a nonzero maximum has one bit pattern;
+ * +0 and -0 both mean an empty group), so 8 independent running maxima
+ * (no 32-long dependency chain) give it; with NaN (order-dependent), the
+ * scan runs as ggml's.
+ */
+static float group_max(const float *xval)
+{
+    float m[8];
+    bool nan = false;
+    for (int k = 0; k < 8; ++k)
+        m[k] = xval[k];
+    for (int i = 8; i < GROUP; i += 8)
+        for (int k = 0; k < 8; ++k)
+            m[k] = GQ_MAX(m[k], xval[i + k]);
+    for (int i = 0; i < GROUP; ++i)
+        nan |= xval[i] != xval[i];
+    if (nan) {
+        float max = xval[0];
+        for (int i = 1; i < GROUP; ++i)
+            max = GQ_MAX(max, xval[i]);
+        return max;
+    }
+    for (int k = 0; k < 4; ++k)
+        m[k] = GQ_MAX(m[k], m[k + 4]);
+    return GQ_MAX(GQ_MAX(m[0], m[2]), GQ_MAX(m[1], m[3]));
 }
 
 /* 2 * mean of x^2 over a super-block. */
@@ -348,15 +409,14 @@ static int quantize_block_iq3_xxs(const gq_iq_search_ops *ops, const gq_iq3_sear
 
     memset(q3, 0, sizeof q3);
     store_u16(out, gq_fp32_to_fp16(0.f));
-    const float sigma2 = superblock_sigma2(xbl);
+    /* only an importance matrix uses it (a sequential sum: not for free) */
+    const float sigma2 = qwbl ? superblock_sigma2(xbl) : 0;
 
     for (int ib = 0; ib < GROUPS; ++ib) {
         const float *xb = xbl + GROUP * ib;
         group_weights(xb, qwbl ? qwbl + GROUP * ib : NULL, sigma2, weight, waux);
         xxs_signs(xb, weight, xval, signs);
-        float max = xval[0];
-        for (int i = 1; i < GROUP; ++i)
-            max = GQ_MAX(max, xval[i]);
+        const float max = group_max(xval);
         memset(L, 0, sizeof L);
         if (max < GQ_GROUP_MAX_EPS_IQ3_XXS) {
             scales[ib] = 0;
@@ -436,7 +496,8 @@ static int quantize_block_iq3_s(const gq_iq_search_ops *ops, const gq_iq3_search
     uint8_t *qh = qs + QK_K / 4;
     uint8_t *sgn = qh + QK_K / 32;
     uint8_t *sc = sgn + QK_K / 8;
-    const float sigma2 = superblock_sigma2(xbl);
+    /* only an importance matrix uses it (a sequential sum: not for free) */
+    const float sigma2 = qwbl ? superblock_sigma2(xbl) : 0;
 
     for (int ib = 0; ib < GROUPS; ++ib) {
         const float *xb = xbl + GROUP * ib;
@@ -453,9 +514,7 @@ static int quantize_block_iq3_s(const gq_iq_search_ops *ops, const gq_iq3_search
             }
             signs[k] = s;
         }
-        float max = xval[0];
-        for (int i = 1; i < GROUP; ++i)
-            max = GQ_MAX(max, xval[i]);
+        const float max = group_max(xval);
         memset(L, 0, sizeof L);
         /* ggml quirk: an all-zero group skips the advance of the qs and sign
          * cursors too, so later groups land 8/4 bytes early (qh is indexed

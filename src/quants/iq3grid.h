@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define GQ_IQ3_LATTICE_SIZE 4096
+#define GQ_IQ3_LONG_LIST_WORDS 32
 
 typedef struct gq_iq3_search {
     int grid_size;                 /* 256 or 512 */
@@ -32,6 +33,17 @@ typedef struct gq_iq3_search {
     /* `neighbours` with each grid index replaced by its lane_index word
      * (the counts stay as they are), then 8 zeros */
     const uint32_t *neighbour_words;
+    /* each list's words again, without its count, padded with copies of
+     * its first word to a multiple of 8 words, at least 8 (256-grid) or 16
+     * (512-grid), and at least GQ_IQ3_LONG_LIST_WORDS if longer than 8:
+     * SIMD searches take fixed numbers of words with no mask (a copy ties
+     * with the first candidate and has its levels, so it changes no result
+     * of a first-minimum search) */
+    const uint32_t *list_chunks;
+    /* lattice key -> 0 when on the grid, else offset / 8 | count << 16:
+     * where its list starts in `list_chunks` and its length (one lookup
+     * decides "on the grid" and locates the list) */
+    const uint32_t *list_span;
 } gq_iq3_search;
 
 /* The tables for grid_size 256 or 512 (built on first use, thread-safely);

@@ -68,7 +68,9 @@ typedef int (*gq_iq2_trials_fn)(const gq_iqgrid *g, const float *xval, const flo
  * trial tr's levels go to L[32 * tr ..], its on-grid flags (1/0) to
  * on_grid[8 * tr ..], and its sums over the group, sum weight*xval*q and
  * sum weight*q*q with q = 2L+1 (accumulated in order), to sumqx[tr] and
- * sumq2[tr]. Returns -1 if any search found no neighbour, else 0.
+ * sumq2[tr]. Returns -1 if any search found no neighbour, else 0. iq3.c
+ * also calls it with ntrials = 1 to re-encode a group at its best scale.
+ * SIMD versions read iq3grid.h's list_span and list_chunks.
  */
 #define GQ_IQ3_MAX_TRIALS 31
 typedef struct gq_iq3_trial_out {
