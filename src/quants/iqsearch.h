@@ -120,6 +120,60 @@ typedef struct gq_iq1_pairs {
 /* The pairs for n = 16 or 32 (static tables built on first use); NULL otherwise. */
 const gq_iq1_pairs *gq_iq1_split_pairs(int n);
 
+/*
+ * The x86 split searches' fast path (iq1.c explains the bounds): they score
+ * every candidate approximately as a' = qx'^2 * rcp(q2'), from sums qx', q2'
+ * that differ from the scalar's sumqx, sumq2 only by rounding, keep the
+ * candidates with a' >= T (T a little below the largest a') and settle the
+ * scalar's winner among those from their exact sums. That needs the prefix
+ * sums to satisfy gq_iq1_fast_ok's conditions; anything else (and a settle
+ * that cannot decide) goes to the exact chunked search.
+ */
+typedef struct gq_iq1_cand {
+    int   i1, i2, variant; /* variant: IQ1_S's sign index (0: +delta) or IQ1_M's k */
+    float qx, q2;          /* sumqx and sumq2, computed as the scalar search does */
+} gq_iq1_cand;
+
+#define GQ_IQ1_MAX_CANDS 16
+
+/*
+ * Whether the fast path's bounds hold for prefix sums with largest magnitude
+ * xmax (of the weight*x sums) and total weight wsum: both finite, xmax <
+ * 2^36, 2^-30 <= wsum < 2^36. The SIMD code checks the rest itself: every
+ * weight prefix sum is >= the one before it (weights >= 0), the sums start
+ * at 0 (IQ1_S) or at >= 0 (IQ1_M).
+ */
+static inline bool gq_iq1_fast_ok(float xmax, float wsum)
+{
+    return xmax < 0x1p36f && wsum >= 0x1p-30f && wsum < 0x1p36f;
+}
+
+/* rcp_bound: at least 1 / ((1 - error) (1 - 2^-24)^2) for reciprocals with
+ * relative error `error`: rcpps (1.5 * 2^-12 by Intel's manual; we allow
+ * 2^-11), rcp14ps (2^-14) */
+#define GQ_IQ1_RCP12 1.0005
+#define GQ_IQ1_RCP14 1.0001
+
+/* The part of the settling bound that depends on the sums alone (xmax, wsum:
+ * as for gq_iq1_fast_ok); a division, best started early. */
+static inline double gq_iq1_abs_term(float xmax, float wsum)
+{
+    return 1.530e-5 * ((double)xmax * xmax / wsum);
+}
+
+/*
+ * The scalar's winner among the n kept candidates c[] (i1, i2, variant set,
+ * in scalar order; their sums are filled in), when every other candidate's
+ * approximate score a' stayed below t (rcp_bound: above; abs_term from
+ * gq_iq1_abs_term): its index, with its scale sumqx / sumq2 in *scale; -1 if
+ * that cannot be decided (near ties), and then the caller runs the exact
+ * search.
+ */
+int gq_iq1s_settle(const float *sumx, const float *sumw, gq_iq1_cand *c, int n, float t,
+                   double rcp_bound, double abs_term, float wsum, float *scale);
+int gq_iq1m_settle(const gq_iq1m_sums *s, gq_iq1_cand *c, int n, float t, double rcp_bound,
+                   double abs_term, float wsum, float *scale);
+
 typedef struct gq_iq_search_ops {
     gq_iq_nearest8_fn nearest8;
     gq_iq2_round8_fn  iq2_round8;

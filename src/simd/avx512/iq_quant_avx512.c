@@ -30,22 +30,27 @@
  *    the rest of the longer lists after. (Walking the lists one pair per
  *    lane, refilling lanes as lists end, was slower: the refills and their
  *    branches cost more than the lanes idle here.)
- *  - IQ1_S/IQ1_M split searches: one lane per (i1, i2) pair, 16 pairs of
- *    the scalar's loop order per vector (iqsearch.h gq_iq1_split_pairs),
- *    one vector per delta sign. The scalar keeps a running best score that
- *    each candidate is compared against. Per chunk, the candidates failing
- *    against the best at the chunk's start are out (the test is monotone
- *    in the best); the others' winners are guessed as the records of their
- *    scores (a running maximum across lanes) and the guess is checked with
- *    the scalar's exact test for every candidate; if the check fails (near
- *    ties, NaN/Inf), the search is redone sequentially: the first passing
- *    candidate in scalar order is taken and the ones after it compared
- *    again with the new best. IQ1_S first tries a whole-search shortcut
- *    (split_shortcut): the first candidate of highest approximate score,
- *    proven to be the scalar's winner by bounds on the scores before it
- *    and the exact test of those after it (for IQ1_M it did not pay).
- *  - IQ1 sort: rank = number of smaller values when all are distinct (else
- *    the C library's qsort, as the scalar, so ties come out the same).
+ *  - IQ1_S/IQ1_M split searches, fast path (iqsearch.h; iq1.c proves it):
+ *    every candidate gets an approximate score a' = qx'^2 * rcp14(q2'), one
+ *    lane each (8 i2 x 2 signs or 4 i2 x 4 k per vector, row by row of the
+ *    first threshold i1), from short formulas over per-i1 and per-i2 tables
+ *    in the lanes' layout; each row's maximum finds the rows holding the
+ *    candidates within 2^-11 of the best a', whose exact sums then decide
+ *    the scalar's winner (gq_iq1s_settle / gq_iq1m_settle).
+ *  - When that cannot decide (near ties, sums outside its bounds), the exact
+ *    chunked search: one lane per (i1, i2) pair, 16 pairs of the scalar's
+ *    loop order per vector (iqsearch.h gq_iq1_split_pairs), one vector per
+ *    delta sign. The scalar keeps a running best score that each candidate
+ *    is compared against. Per chunk, the candidates failing against the best
+ *    at the chunk's start are out (the test is monotone in the best); the
+ *    others' winners are guessed as the records of their scores (a running
+ *    maximum across lanes) and the guess is checked with the scalar's exact
+ *    test for every candidate; if the check fails (near ties, NaN/Inf), the
+ *    search is redone sequentially: the first passing candidate in scalar
+ *    order is taken and the ones after it compared again with the new best.
+ *  - IQ1 sort: rank = number of smaller values, counted for all values at
+ *    once, when they are distinct (else the C library's qsort, as the
+ *    scalar, so ties come out the same).
  *  - Rounding to the lattice uses ggml's nearest_int bit trick lane-wise,
  *    which is exact for every input.
  */
@@ -759,130 +764,334 @@ static inline bool records_chunk(const __m512 *qx, const __m512 *q2, int nv, __m
 }
 
 /*
- * The whole-search shortcut of the split searches, tried before the chunked
- * search. The scalar's winner is the last candidate passing its test against
- * the running best; the shortcut guesses it as the first candidate (scalar
- * order) of highest approximate score qx * qx * rcp14(q2), and proves the
- * guess exactly, else the chunked search runs:
- *  - it passes against every earlier score: the scalar's best before it is
- *    -FLT_MAX or the score of an earlier candidate with q2 > 0, and the test
- *    is monotone in the best, so passing against an upper bound of those
- *    scores suffices (the approximate maximum with a relative margin of
- *    2^-10 and an absolute one of 2^-100, valid for q2 in [2^-40, 2^40];
- *    else their exact scores qx / q2 * qx);
- *  - no later candidate passes against its score, so the best stays.
- * Scores qx * qx / q2 are >= 0 where q2 > 0. The caller checks that the
- * prefix sums are below 2^36 in magnitude (so qx, q2 < 2^40 and the
- * approximate scores are finite); a q2 in (0, 2^-40) leaves the search to
- * the chunked code.
+ * The fast path of the split searches (iqsearch.h; iq1.c proves it), as in
+ * the AVX2 twin with 16 lanes: every candidate's approximate score a' =
+ * qx'^2 * rcp14(q2'), from tables of per-i1 and per-i2 terms laid out like
+ * the lanes; then the candidates with a' >= t (2^-11 below the largest a',
+ * found through each row's maximum) go to gq_iq1s_settle or gq_iq1m_settle.
  */
-#define SPLIT_MAX_VECS 72 /* IQ1_S: 36 chunks x 2 signs */
-/* Running reductions over the candidates so far (kept in registers). */
-typedef struct split_acc {
-    __m512 max, q2min;
-} split_acc;
 
-typedef struct split_cands {
-    float     qx[SPLIT_MAX_VECS][16], q2[SPLIT_MAX_VECS][16], s[SPLIT_MAX_VECS][16];
-    split_acc acc;
-    int       nv, nvec, count; /* vector v = nv * chunk + variant */
-} split_cands;
-
-static inline split_acc split_acc_init(void)
+/* Bit r set for the rows r < nrows whose maximum reaches t. */
+static inline uint64_t rows_reaching(const __m512 *rowmax, int nrows, float t)
 {
-    const split_acc a = { _mm512_set1_ps(-INFINITY), _mm512_set1_ps(1.0f) };
-    return a;
+    const __m512 tv = _mm512_set1_ps(t);
+    uint64_t rows = 0;
+    for (int r = 0; r < nrows; ++r)
+        rows |= (uint64_t)(_mm512_cmp_ps_mask(rowmax[r], tv, _CMP_GE_OQ) != 0) << r;
+    return rows;
 }
 
-/* Chunk `chunk`'s nv vectors. Lanes past the count hold pair (0, 0): a real
- * candidate, harmless in the reductions. */
-static inline void collect_chunk(split_cands *c, split_acc *a, const __m512 *qx, const __m512 *q2,
-                                 int nv, int chunk)
+static inline float rows_max(const __m512 *rowmax, int nrows)
 {
+    __m512 m0 = rowmax[0], m1 = rowmax[1];
+    for (int r = 2; r + 1 < nrows; r += 2) {
+        m0 = _mm512_max_ps(m0, rowmax[r]);
+        m1 = _mm512_max_ps(m1, rowmax[r + 1]);
+    }
+    if (nrows % 2)
+        m0 = _mm512_max_ps(m0, rowmax[nrows - 1]);
+    return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+}
+
+/*
+ * The kept candidates, in scalar order: those of the rows reaching t whose
+ * a' (in a[], 16 per vector) reaches t; row r's vectors are row_vec[r] ..
+ * row_vec[r + 1] - 1, `per` i2 each from i2 = r, lane l being i2 + l / nv,
+ * variant l % nv. Returns their count, or -1 (none qualifies, or too many).
+ * a[] holds 4 vectors past the last row.
+ */
+static inline __attribute__((always_inline)) int
+fast_cands(const float *a, const __m512 *rowmax, int nrows, const uint8_t *row_vec, int per,
+           int nv, gq_iq1_cand *c, float *thr_out)
+{
+    const float m = rows_max(rowmax, nrows);
+    if (!(m >= 0x1p-100f && m <= FLT_MAX))
+        return -1;
+    const float t = m * (1.0f - 0x1p-11f);
+    const __m512 tv = _mm512_set1_ps(t);
+    int got = 0;
+    for (uint64_t rows = rows_reaching(rowmax, nrows, t); rows; rows &= rows - 1) {
+        /* a row is read as 5 vectors (a[] holds 4 more past the last row),
+         * the lanes past it dropped: no branch depends on its length */
+        const int r = __builtin_ctzll(rows), first = row_vec[r], len = row_vec[r + 1] - first;
+        const float *p = a + 16 * first;
+        uint64_t hits = 0;
+        for (int q = 0; q < 4; ++q) {
+            const uint64_t h = _mm512_cmp_ps_mask(_mm512_load_ps(p + 16 * q), tv, _CMP_GE_OQ);
+            hits |= h << (16 * q);
+        }
+        unsigned last = _mm512_cmp_ps_mask(_mm512_load_ps(p + 64), tv, _CMP_GE_OQ);
+        hits &= len >= 4 ? ~0ull : (1ull << (16 * len)) - 1;
+        last &= len > 4 ? 0xFFFFu : 0u;
+        if (got + __builtin_popcountll(hits) + __builtin_popcount(last) > GQ_IQ1_MAX_CANDS)
+            return -1;
+        for (; hits; hits &= hits - 1) {
+            const int l = __builtin_ctzll(hits);
+            c[got++] = (gq_iq1_cand){ r, r + per * (l / 16) + l % 16 / nv, l % nv, 0, 0 };
+        }
+        for (; last; last &= last - 1) {
+            const int l = __builtin_ctz(last);
+            c[got++] = (gq_iq1_cand){ r, r + per * 4 + l / nv, l % nv, 0, 0 };
+        }
+    }
+    *thr_out = t;
+    return got;
+}
+
+/* All-ones lanes where |v| < 2^36 (not for NaN). */
+static inline __mmask16 below_2p36(__m512 v)
+{
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(0x1p36f), _CMP_LT_OQ);
+}
+
+/* First vector of each row of the fast paths' layouts: IQ1_M 4 i2 per vector
+ * (rows i1 = 0..16), IQ1_S 8 (rows 0..32). */
+static const uint8_t iq1m_row_vec[18] = { 0, 5, 9, 13, 17, 21, 24, 27, 30, 33, 35, 37, 39, 41, 42,
+                                          43, 44, 45 };
+static const uint8_t iq1s_row_vec[34] = { 0, 5, 9, 13, 17, 21, 25, 29, 33, 37, 40, 43, 46,
+                                          49, 52, 55, 58, 61, 63, 65, 67, 69, 71, 73, 75,
+                                          77, 78, 79, 80, 81, 82, 83, 84, 85 };
+
+/*
+ * IQ1_M: 4 i2 x 4 k per vector (lane 4j + k: i2 = j0 + j), rows i1 = 0..16,
+ * with the AVX2 twin's tables: qx' = E[i1][k] - S[i2], q2' = G[i1][k] +
+ * V[i2][k].
+ */
+typedef struct iq1m_tables {
+    float S[20][4], V[20][4], E[20][4], G[20][4]; /* [i][k]; rows 17..19: padding */
+} iq1m_tables;
+
+#define IQ1M_VECS 45 /* sum over i1 = 0..16 of ceil((17 - i1) / 4) */
+
+static bool iq1m_fast_tables(const gq_iq1m_sums *s, iq1m_tables *t, float *xmax, float *wsum)
+{
+    enum { N = 16 };
+    const float *values[2] = { x_plus, x_minus };
+    float d01[2], d12[2], cx[2][2], cw[2][2]; /* as gq_iq1m_split_scalar */
+    for (int v = 0; v < 2; ++v) {
+        const float *x = values[v];
+        d01[v] = x[0] * x[0] - x[1] * x[1];
+        d12[v] = x[1] * x[1] - x[2] * x[2];
+        for (int h = 0; h < 2; ++h) {
+            cx[h][v] = s->sx[h][N] * x[2];
+            cw[h][v] = s->sw[h][N] * x[2] * x[2];
+        }
+    }
+    const __m128 e = _mm_add_ps(_mm_setr_ps(cx[0][0], cx[0][0], cx[0][1], cx[0][1]),
+                                _mm_setr_ps(cx[1][0], cx[1][1], cx[1][0], cx[1][1]));
+    const __m128 f = _mm_add_ps(_mm_setr_ps(cw[0][0], cw[0][0], cw[0][1], cw[0][1]),
+                                _mm_setr_ps(cw[1][0], cw[1][1], cw[1][0], cw[1][1]));
+    const __m512 e4 = _mm512_broadcast_f32x4(e), f4 = _mm512_broadcast_f32x4(f);
+    /* per lane k: the coefficient of half 0 (sign k >> 1) and of half 1 (sign k & 1) */
+    const __m512 c12a = _mm512_broadcast_f32x4(_mm_setr_ps(d12[0], d12[0], d12[1], d12[1]));
+    const __m512 c12b = _mm512_broadcast_f32x4(_mm_setr_ps(d12[0], d12[1], d12[0], d12[1]));
+    const __m512 c01a = _mm512_broadcast_f32x4(_mm_setr_ps(d01[0], d01[0], d01[1], d01[1]));
+    const __m512 c01b = _mm512_broadcast_f32x4(_mm_setr_ps(d01[0], d01[1], d01[0], d01[1]));
+    const __m512 bx0 = _mm512_loadu_ps(s->sx[0]), bx1 = _mm512_loadu_ps(s->sx[1]);
+    const __m512 bw0 = _mm512_loadu_ps(s->sw[0]), bw1 = _mm512_loadu_ps(s->sw[1]);
+    /* conditions: weights >= 0 (sw[h] from >= 0 and non-decreasing), |sx| < 2^36 */
+    const __mmask16 ok = below_2p36(bx0) & below_2p36(bx1) &
+                         _mm512_cmp_ps_mask(_mm512_loadu_ps(s->sw[0] + 1), bw0, _CMP_GE_OQ) &
+                         _mm512_cmp_ps_mask(_mm512_loadu_ps(s->sw[1] + 1), bw1, _CMP_GE_OQ);
+    const __m512i quad = _mm512_srli_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2);
+    for (int p = 0; p < 5; ++p) {
+        __m512 x0, x1, w0, w1, vpad = _mm512_setzero_ps();
+        if (p < 4) {
+            /* entries 4p .. 4p + 3, each in 4 lanes */
+            const __m512i idx = _mm512_add_epi32(quad, _mm512_set1_epi32(4 * p));
+            x0 = _mm512_permutexvar_ps(idx, bx0);
+            x1 = _mm512_permutexvar_ps(idx, bx1);
+            w0 = _mm512_permutexvar_ps(idx, bw0);
+            w1 = _mm512_permutexvar_ps(idx, bw1);
+        } else {
+            /* entry 16, then the padding (S = 0, V = +inf: a' = 0) */
+            x0 = _mm512_maskz_broadcastss_ps(0xF, _mm_set_ss(s->sx[0][N]));
+            x1 = _mm512_maskz_broadcastss_ps(0xF, _mm_set_ss(s->sx[1][N]));
+            w0 = _mm512_maskz_broadcastss_ps(0xF, _mm_set_ss(s->sw[0][N]));
+            w1 = _mm512_maskz_broadcastss_ps(0xF, _mm_set_ss(s->sw[1][N]));
+            vpad = _mm512_maskz_mov_ps(0xFFF0, _mm512_set1_ps(INFINITY));
+        }
+        const __m512 sum = _mm512_add_ps(x0, x1);
+        const __m512 v =
+            _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(w0, c12a), _mm512_mul_ps(w1, c12b)), vpad);
+        const __m512 u = _mm512_add_ps(_mm512_mul_ps(w0, c01a), _mm512_mul_ps(w1, c01b));
+        _mm512_store_ps(t->S[4 * p], sum);
+        _mm512_store_ps(t->V[4 * p], v);
+        _mm512_store_ps(t->E[4 * p], _mm512_sub_ps(e4, sum));
+        _mm512_store_ps(t->G[4 * p], _mm512_add_ps(f4, u));
+    }
+    const float a0 = fabsf(s->sx[0][N]), a1 = fabsf(s->sx[1][N]);
+    const float am = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(bx0), _mm512_abs_ps(bx1)));
+    *xmax = am > a0 ? (am > a1 ? am : a1) : (a0 > a1 ? a0 : a1);
+    *wsum = s->sw[0][N] + s->sw[1][N];
+    return ok == 0xFFFF && a0 < 0x1p36f && a1 < 0x1p36f && s->sw[0][0] >= 0 &&
+           s->sw[1][0] >= 0 && gq_iq1_fast_ok(*xmax, *wsum);
+}
+
+/* The a' of every candidate into a[], each row's maximum into rowmax[0..16]. */
+static void iq1m_fast_scores(const iq1m_tables *t, float *a, __m512 *rowmax)
+{
+    enum { N = 16 };
+#pragma GCC unroll 17
+    for (int i1 = 0; i1 <= N; ++i1) {
+        const __m512 e = _mm512_broadcast_f32x4(_mm_load_ps(t->E[i1]));
+        const __m512 g = _mm512_broadcast_f32x4(_mm_load_ps(t->G[i1]));
+        __m512 mx = _mm512_setzero_ps();
+#pragma GCC unroll 5
+        for (int j0 = i1; j0 <= N; j0 += 4, a += 16) {
+            const __m512 qx = _mm512_sub_ps(e, _mm512_loadu_ps(t->S[j0]));
+            const __m512 q2 = _mm512_add_ps(g, _mm512_loadu_ps(t->V[j0]));
+            const __m512 sc = _mm512_mul_ps(_mm512_mul_ps(qx, qx), _mm512_rcp14_ps(q2));
+            _mm512_store_ps(a, sc);
+            mx = _mm512_max_ps(mx, sc);
+        }
+        rowmax[i1] = mx;
+    }
+}
+
+static bool iq1m_split_fast(const gq_iq1m_sums *s, int *i1_out, int *i2_out, int *k_out,
+                            float *scale_io)
+{
+    _Alignas(64) iq1m_tables t;
+    _Alignas(64) float a[16 * (IQ1M_VECS + 4)];
+    __m512 rowmax[17];
+    float xmax, wsum, thr;
+    if (!iq1m_fast_tables(s, &t, &xmax, &wsum))
+        return false;
+    const double abs_term = gq_iq1_abs_term(xmax, wsum); /* overlaps the scores */
+    iq1m_fast_scores(&t, a, rowmax);
+    for (int q = 0; q < 4; ++q) /* read by fast_cands, never kept */
+        _mm512_store_ps(a + 16 * (IQ1M_VECS + q), _mm512_setzero_ps());
+    gq_iq1_cand c[GQ_IQ1_MAX_CANDS];
+    const int n = fast_cands(a, rowmax, 17, iq1m_row_vec, 4, 4, c, &thr);
+    if (n < 0)
+        return false;
+    float scale;
+    const int w = gq_iq1m_settle(s, c, n, thr, GQ_IQ1_RCP14, abs_term, wsum, &scale);
+    if (w < 0)
+        return false;
+    *scale_io = scale;
+    *i1_out = c[w].i1;
+    *i2_out = c[w].i2;
+    *k_out = c[w].variant;
+    return true;
+}
+
+/*
+ * IQ1_S: 8 i2 x 2 signs per vector (lane 2j + s: i2 = j0 + j), rows i1 =
+ * 0..32, with the AVX2 twin's tables: qx' = K[i1][s] - X[i2][s], q2' =
+ * C[i1][s] + P[i2][s].
+ */
+typedef struct iq1s_tables {
+    float X[40][2], P[40][2], K[40][2], C[40][2]; /* [i][s]; rows 33..39: padding */
+} iq1s_tables;
+
+#define IQ1S_VECS 85 /* sum over i1 = 0..32 of ceil((33 - i1) / 8) */
+
+static bool iq1s_fast_tables(const float *sumx, const float *sumw, iq1s_tables *t, float *xmax,
+                             float *wsum)
+{
+    enum { N = 32 };
+    const float *values[2] = { x_plus, x_minus };
+    float k[2], cc[2], al[2], be[2];
+    for (int v = 0; v < 2; ++v) {
+        const float *x = values[v];
+        k[v] = sumx[N] * x[2];
+        cc[v] = sumw[N] * x[2] * x[2];
+        al[v] = x[0] * x[0] - x[1] * x[1];
+        be[v] = x[1] * x[1] - x[2] * x[2];
+    }
     const __m512 zero = _mm512_setzero_ps();
-    for (int v = 0; v < nv; ++v) {
-        const int at = chunk * nv + v;
-        _mm512_storeu_ps(c->qx[at], qx[v]);
-        _mm512_storeu_ps(c->q2[at], q2[v]);
-        const __mmask16 live = _mm512_cmp_ps_mask(q2[v], zero, _CMP_GT_OQ);
-        a->q2min = _mm512_mask_min_ps(a->q2min, live, a->q2min, q2[v]);
-        const __m512 s = _mm512_mul_ps(_mm512_mul_ps(qx[v], qx[v]), _mm512_rcp14_ps(q2[v]));
-        const __m512 sl = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), live, s);
-        _mm512_storeu_ps(c->s[at], sl);
-        a->max = _mm512_max_ps(a->max, sl);
+    const __m512 kk = _mm512_broadcast_f32x4(_mm_setr_ps(k[0], k[1], k[0], k[1]));
+    const __m512 c2 = _mm512_broadcast_f32x4(_mm_setr_ps(cc[0], cc[1], cc[0], cc[1]));
+    const __m512 a2 = _mm512_broadcast_f32x4(_mm_setr_ps(al[0], al[1], al[0], al[1]));
+    const __m512 b2 = _mm512_broadcast_f32x4(_mm_setr_ps(be[0], be[1], be[0], be[1]));
+    const __m512i pair = _mm512_srli_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 1);
+    __mmask16 ok = 0xFFFF;
+    __m512 xm = zero;
+    for (int b = 0; b < 2; ++b) {
+        const __m512 bx = _mm512_loadu_ps(sumx + 16 * b), bw = _mm512_loadu_ps(sumw + 16 * b);
+        const __m512 next = _mm512_loadu_ps(sumw + 16 * b + 1);
+        ok &= below_2p36(bx) & _mm512_cmp_ps_mask(next, bw, _CMP_GE_OQ);
+        xm = _mm512_max_ps(xm, _mm512_abs_ps(bx));
+        for (int h = 0; h < 2; ++h) {
+            /* entries 16b + 8h .. + 7, each in 2 lanes */
+            const __m512i idx = _mm512_add_epi32(pair, _mm512_set1_epi32(8 * h));
+            const __m512 x = _mm512_permutexvar_ps(idx, bx), w = _mm512_permutexvar_ps(idx, bw);
+            const int q = 2 * b + h;
+            _mm512_store_ps(t->X[8 * q], x);
+            _mm512_store_ps(t->P[8 * q], _mm512_mul_ps(w, b2));
+            _mm512_store_ps(t->K[8 * q], _mm512_sub_ps(kk, x));
+            _mm512_store_ps(t->C[8 * q], _mm512_add_ps(c2, _mm512_mul_ps(w, a2)));
+        }
+    }
+    /* entry 32, then the padding (X = 0, P = +inf: a' = 0) */
+    const __m512 x = _mm512_maskz_broadcastss_ps(0x3, _mm_set_ss(sumx[N]));
+    const __m512 w = _mm512_maskz_broadcastss_ps(0x3, _mm_set_ss(sumw[N]));
+    _mm512_store_ps(t->X[32], x);
+    const __m512 p = _mm512_mul_ps(w, b2);
+    _mm512_store_ps(t->P[32], _mm512_mask_mov_ps(p, 0xFFFC, _mm512_set1_ps(INFINITY)));
+    _mm512_store_ps(t->K[32], _mm512_sub_ps(kk, x));
+    _mm512_store_ps(t->C[32], _mm512_add_ps(c2, _mm512_mul_ps(w, a2)));
+    const float a32 = fabsf(sumx[N]), am = _mm512_reduce_max_ps(xm);
+    *xmax = am > a32 ? am : a32;
+    *wsum = sumw[N];
+    return ok == 0xFFFF && a32 < 0x1p36f && sumx[0] == 0 && sumw[0] == 0 &&
+           gq_iq1_fast_ok(*xmax, *wsum);
+}
+
+/* (p[0], p[1]) in every pair of lanes */
+static inline __m512 broadcast_pair(const float *p)
+{
+    return _mm512_broadcast_f32x2(_mm_castpd_ps(_mm_load_sd((const double *)p)));
+}
+
+static void iq1s_fast_scores(const iq1s_tables *t, float *a, __m512 *rowmax)
+{
+    enum { N = 32 };
+#pragma GCC unroll 33
+    for (int i1 = 0; i1 <= N; ++i1) {
+        const __m512 k = broadcast_pair(t->K[i1]), c = broadcast_pair(t->C[i1]);
+        __m512 mx = _mm512_setzero_ps();
+#pragma GCC unroll 5
+        for (int j0 = i1; j0 <= N; j0 += 8, a += 16) {
+            const __m512 qx = _mm512_sub_ps(k, _mm512_loadu_ps(t->X[j0]));
+            const __m512 q2 = _mm512_add_ps(c, _mm512_loadu_ps(t->P[j0]));
+            const __m512 sc = _mm512_mul_ps(_mm512_mul_ps(qx, qx), _mm512_rcp14_ps(q2));
+            _mm512_store_ps(a, sc);
+            mx = _mm512_max_ps(mx, sc);
+        }
+        rowmax[i1] = mx;
     }
 }
 
-/* Lanes of chunk wc before (or, with after, after) candidate (wl, wv), for variant var. */
-static inline __mmask16 lanes_around(int var, int wl, int wv, bool after)
+static bool iq1s_split_fast(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
+                            int *shift_out, float *scale_io)
 {
-    if (after) {
-        const int first = var > wv ? wl : wl + 1;
-        return first >= 16 ? (__mmask16)0 : (__mmask16)(0xFFFFu << first);
-    }
-    return (__mmask16)((1u << (var < wv ? wl + 1 : wl)) - 1);
-}
-
-static bool split_shortcut(const split_cands *c, split_best *b)
-{
-    const int nv = c->nv, nch = c->nvec / nv;
-    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
-    const split_acc *a = &c->acc;
-    const float m = _mm512_reduce_max_ps(a->max);
-    if (!(m >= 0 && m <= FLT_MAX) || _mm512_reduce_min_ps(a->q2min) < 0x1p-40f)
+    _Alignas(64) iq1s_tables t;
+    _Alignas(64) float a[16 * (IQ1S_VECS + 4)];
+    __m512 rowmax[33];
+    float xmax, wsum, thr;
+    if (!iq1s_fast_tables(sumx, sumw, &t, &xmax, &wsum))
         return false;
-    /* the guess: first candidate, in scalar order, of approximate score m;
-     * the maximum of the scores before it on the way */
-    const uint64_t spread = nv == 2 ? 0x5555555555555555ull : 0x1111111111111111ull;
-    __m512 before = ninf;
-    int wc = -1, wl = 0, wv = 0;
-    for (int ch = 0; ch < nch; ++ch) {
-        uint64_t order = 0;
-        for (int v = 0; v < nv; ++v)
-            order |= _pdep_u64(_mm512_cmp_ps_mask(_mm512_loadu_ps(c->s[ch * nv + v]), _mm512_set1_ps(m),
-                                                  _CMP_EQ_OQ), spread << v);
-        if (order) {
-            const int pos = __builtin_ctzll(order);
-            wc = ch;
-            wl = pos / nv;
-            wv = pos % nv;
-            for (int v = 0; v < nv; ++v)
-                before = _mm512_mask_max_ps(before, lanes_around(v, wl, wv, false), before,
-                                            _mm512_loadu_ps(c->s[ch * nv + v]));
-            break;
-        }
-        for (int v = 0; v < nv; ++v)
-            before = _mm512_max_ps(before, _mm512_loadu_ps(c->s[ch * nv + v]));
-    }
-    if (wc < 0)
+    const double abs_term = gq_iq1_abs_term(xmax, wsum); /* overlaps the scores */
+    iq1s_fast_scores(&t, a, rowmax);
+    for (int q = 0; q < 4; ++q) /* read by fast_cands, never kept */
+        _mm512_store_ps(a + 16 * (IQ1S_VECS + q), _mm512_setzero_ps());
+    gq_iq1_cand c[GQ_IQ1_MAX_CANDS];
+    const int n = fast_cands(a, rowmax, 33, iq1s_row_vec, 8, 2, c, &thr);
+    if (n < 0)
         return false;
-    const float xw = c->qx[wc * nv + wv][wl], yw = c->q2[wc * nv + wv][wl];
-    const float scale = xw / yw, score = scale * xw, xw2 = xw * xw;
-    const float bound = _mm512_reduce_max_ps(before) * (1.0f + 0x1p-10f) + 0x1p-100f;
-    if (!(bound * yw < xw2)) {
-        /* the exact scores before it */
-        for (int v = 0; v < wc * nv + nv; ++v) {
-            __mmask16 lanes = v < wc * nv ? (__mmask16)0xFFFF : lanes_around(v % nv, wl, wv, false);
-            const __m512 qx = _mm512_loadu_ps(c->qx[v]), q2 = _mm512_loadu_ps(c->q2[v]);
-            lanes = _mm512_mask_cmp_ps_mask(lanes, q2, zero, _CMP_GT_OQ);
-            const __m512 exact = _mm512_mul_ps(_mm512_div_ps(qx, q2), qx);
-            if (_mm512_mask_cmp_ps_mask(lanes, _mm512_mul_ps(exact, _mm512_set1_ps(yw)),
-                                        _mm512_set1_ps(xw2), _CMP_NLT_UQ))
-                return false;
-        }
-    }
-    /* no later candidate passes against its score */
-    for (int v = wc * nv; v < c->nvec; ++v) {
-        __mmask16 lanes = v >= (wc + 1) * nv ? (__mmask16)0xFFFF : lanes_around(v % nv, wl, wv, true);
-        if (v >= c->nvec - nv)
-            lanes &= first_lanes(c->count - (nch - 1) * 16);
-        if (passing(lanes, _mm512_loadu_ps(c->qx[v]), _mm512_loadu_ps(c->q2[v]), score))
-            return false;
-    }
-    b->score = score;
-    b->scale = scale;
-    b->pair = wc * 16 + wl;
-    b->variant = wv;
+    float scale;
+    const int w = gq_iq1s_settle(sumx, sumw, c, n, thr, GQ_IQ1_RCP14, abs_term, wsum, &scale);
+    if (w < 0)
+        return false;
+    *scale_io = scale;
+    *i1_out = c[w].i1;
+    *i2_out = c[w].i2;
+    *shift_out = c[w].variant == 0 ? 1 : -1;
     return true;
 }
 
@@ -898,12 +1107,11 @@ static inline __m512 lookup33(__m512 lo, __m512 hi, __m512 last, __m512i idx)
  * per delta sign), each lane computing the scalar's sums for its pair.
  */
 static bool iq1s_split_run(const gq_iq1_pairs *pairs, const float *sumx, const float *sumw,
-                           bool sequential, split_best *out, split_cands *collect)
+                           bool sequential, split_best *out)
 {
     enum { N = 32 };
     const float *xv[2] = { x_plus, x_minus };
     split_best b = *out;
-    split_acc acc = split_acc_init();
     __m512 carry = _mm512_set1_ps(b.score);
     const __m512 xlo = _mm512_loadu_ps(sumx), xhi = _mm512_loadu_ps(sumx + 16);
     const __m512 wlo = _mm512_loadu_ps(sumw), whi = _mm512_loadu_ps(sumw + 16);
@@ -933,33 +1141,14 @@ static bool iq1s_split_run(const gq_iq1_pairs *pairs, const float *sumx, const f
                               _mm512_mul_ps(_mm512_mul_ps(dw12, v1[s]), v1[s])),
                 _mm512_mul_ps(_mm512_mul_ps(dw2n, v2[s]), v2[s]));
         }
-        if (collect)
-            collect_chunk(collect, &acc, qx, q2, 2, p0 / 16);
-        else if (sequential)
+        if (sequential)
             scan_chunk(qx, q2, 2, valid, p0, &b);
         else if (!records_chunk(qx, q2, 2, valid, p0, &b, &carry))
             return false;
     }
     b.score = _mm_cvtss_f32(_mm512_castps512_ps128(carry));
     *out = b;
-    if (collect) {
-        collect->acc = acc;
-        collect->nv = 2;
-        collect->nvec = (pairs->count + 15) / 16 * 2;
-    }
     return true;
-}
-
-/* |sumx[j]|, |sumw[j]| < limit for j = 0..32 (false for NaN). */
-static inline bool sums_below(const float *sumx, const float *sumw, float limit)
-{
-    const __m512 lim = _mm512_set1_ps(limit);
-    __mmask16 over = 0;
-    for (int j = 0; j < 32; j += 16) {
-        over |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(sumx + j)), lim, _CMP_NLT_UQ);
-        over |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(sumw + j)), lim, _CMP_NLT_UQ);
-    }
-    return !over && fabsf(sumx[32]) < limit && fabsf(sumw[32]) < limit;
 }
 
 static bool iq1s_split_avx512(const float *sumx, const float *sumw, int *i1_out, int *i2_out,
@@ -968,16 +1157,12 @@ static bool iq1s_split_avx512(const float *sumx, const float *sumw, int *i1_out,
     const gq_iq1_pairs *pairs = gq_iq1_split_pairs(32);
     if (!pairs)
         return gq_iq1s_split_scalar(sumx, sumw, i1_out, i2_out, shift_out, scale_io);
+    if (iq1s_split_fast(sumx, sumw, i1_out, i2_out, shift_out, scale_io))
+        return true;
     split_best b = { -FLT_MAX, *scale_io, -1, -1 };
-    split_cands c;
-    c.count = pairs->count;
-    if (sums_below(sumx, sumw, 0x1p36f) && (iq1s_split_run(pairs, sumx, sumw, false, &b, &c),
-                                             split_shortcut(&c, &b))) {
-        /* b is proven to be the scalar's winner */
-    } else if (b = (split_best){ -FLT_MAX, *scale_io, -1, -1 },
-               !iq1s_split_run(pairs, sumx, sumw, false, &b, NULL)) {
+    if (!iq1s_split_run(pairs, sumx, sumw, false, &b)) {
         b = (split_best){ -FLT_MAX, *scale_io, -1, -1 };
-        iq1s_split_run(pairs, sumx, sumw, true, &b, NULL);
+        iq1s_split_run(pairs, sumx, sumw, true, &b);
     }
     *scale_io = b.scale;
     if (b.pair < 0) {
@@ -1056,6 +1241,8 @@ static bool iq1m_split_run(const gq_iq1_pairs *pairs, const gq_iq1m_sums *sums, 
 static bool iq1m_split_avx512(const gq_iq1m_sums *sums, int *i1_out, int *i2_out, int *k_out,
                               float *scale_io)
 {
+    if (iq1m_split_fast(sums, i1_out, i2_out, k_out, scale_io))
+        return true;
     const gq_iq1_pairs *pairs = gq_iq1_split_pairs(16);
     if (!pairs)
         return gq_iq1m_split_scalar(sums, i1_out, i2_out, k_out, scale_io);
@@ -1076,32 +1263,51 @@ static bool iq1m_split_avx512(const gq_iq1m_sums *sums, int *i1_out, int *i2_out
 }
 
 /*
- * The positions of xb[0..n) in ascending order: position j goes to rank
- * #{i: x_i < x_j}. That is the one order any sort gives when the values are
+ * The positions of xb[0..n) in ascending order: position i goes to rank
+ * #{j: x_j < x_i}. That is the one order any sort gives when the values are
  * distinct and not NaN; otherwise (ties decide the order) the C library's
- * qsort decides, as in the scalar.
+ * qsort decides, as in the scalar. The ranks of all values build up at once,
+ * one broadcast x_j per step; they are distinct exactly when no two values
+ * are equal, which their bit set tells.
  */
-static void iq1_sort_avx512(int n, const float *xb, int32_t *order)
+static inline __attribute__((always_inline)) void iq1_sort_n(int n, const float *xb,
+                                                             int32_t *order)
 {
-    const __mmask16 v0 = first_lanes(n), v1 = n > 16 ? first_lanes(n - 16) : 0;
-    const __m512 a = _mm512_maskz_loadu_ps(v0, xb), b = _mm512_maskz_loadu_ps(v1, xb + 16);
-    if (_mm512_mask_cmp_ps_mask(v0, a, a, _CMP_UNORD_Q) ||
-        _mm512_mask_cmp_ps_mask(v1, b, b, _CMP_UNORD_Q)) {
+    const int nv = n / 16;
+    __m512 v[2];
+    __m512i rank[2];
+    __mmask16 nan = 0;
+    for (int r = 0; r < nv; ++r) {
+        v[r] = _mm512_loadu_ps(xb + 16 * r);
+        nan |= _mm512_cmp_ps_mask(v[r], v[r], _CMP_UNORD_Q);
+        rank[r] = _mm512_setzero_si512();
+    }
+    const __m512i one = _mm512_set1_epi32(1);
+    for (int j = 0; j < n; ++j) {
+        const __m512 x = _mm512_set1_ps(xb[j]);
+        for (int r = 0; r < nv; ++r)
+            rank[r] = _mm512_mask_add_epi32(rank[r], _mm512_cmp_ps_mask(x, v[r], _CMP_LT_OQ),
+                                            rank[r], one);
+    }
+    __m512i bits = _mm512_sllv_epi32(one, rank[0]);
+    if (nv > 1)
+        bits = _mm512_or_si512(bits, _mm512_sllv_epi32(one, rank[1]));
+    if (nan || (uint32_t)_mm512_reduce_or_epi32(bits) != (uint32_t)((1ull << n) - 1)) {
         gq_iq1_sort_scalar(n, xb, order);
         return;
     }
-    for (int j = 0; j < n; ++j) {
-        const __m512 x = _mm512_set1_ps(xb[j]);
-        const int eq = __builtin_popcount(_mm512_mask_cmp_ps_mask(v0, a, x, _CMP_EQ_OQ)) +
-                       __builtin_popcount(_mm512_mask_cmp_ps_mask(v1, b, x, _CMP_EQ_OQ));
-        if (eq > 1) {
-            gq_iq1_sort_scalar(n, xb, order);
-            return;
-        }
-        const int rank = __builtin_popcount(_mm512_mask_cmp_ps_mask(v0, a, x, _CMP_LT_OQ)) +
-                         __builtin_popcount(_mm512_mask_cmp_ps_mask(v1, b, x, _CMP_LT_OQ));
-        order[rank] = j;
-    }
+    const __m512i pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int r = 0; r < nv; ++r)
+        _mm512_i32scatter_epi32(order, rank[r], _mm512_add_epi32(pos, _mm512_set1_epi32(16 * r)),
+                                4);
+}
+
+static void iq1_sort_avx512(int n, const float *xb, int32_t *order)
+{
+    if (n == 16)
+        iq1_sort_n(16, xb, order);
+    else
+        iq1_sort_n(32, xb, order);
 }
 
 /* ------------------------------------------------------------------------- */
