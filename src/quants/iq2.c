@@ -227,6 +227,55 @@ int gq_iq2_trials_scalar(const gq_iqgrid *g, const float *xval, const float *wei
     return 0;
 }
 
+/* iq2_trials at ggml's trial scales around 1 / denom, ggml's choice among
+ * them, then the rounding again at the chosen scale (the iq2_search search
+ * of iqsearch.h). */
+int gq_iq2_search_scalar(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
+                         const float *weight, const float *waux, int nsub, int nhalf,
+                         float denom, int reround_all, float *scale_io, int8_t *L)
+{
+    float ids[GQ_IQ2_MAX_TRIALS], scales[GQ_IQ2_MAX_TRIALS];
+    gq_iq2_trial_out trials;
+    const int ntrials = 2 * nhalf + 1;
+    for (int is = -nhalf; is <= nhalf; ++is) {
+        const float id = (2 * KMAXQ - 1 + is * 0.1f) / denom;
+        ids[is + nhalf] = id;
+        scales[is + nhalf] = 1 / id;
+    }
+    if (ops->iq2_trials(g, xval, weight, waux, nsub, ntrials, ids, scales, &trials) < 0)
+        return -1;
+    float best = 0, scale = *scale_io;
+    unsigned redo = reround_all ? (1u << nsub) - 1 : 0; /* groups to round again */
+    for (int tr = 0; tr < ntrials; ++tr) {
+        const float sumqx = trials.sumqx[tr], sumq2 = trials.sumq2[tr];
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            memcpy(L, trials.L + 8 * nsub * tr, (size_t)(8 * nsub));
+            if (!reround_all) {
+                redo = 0;
+                for (int k = 0; k < nsub; ++k)
+                    redo |= (unsigned)!trials.on_grid[nsub * tr + k] << k;
+            }
+        }
+    }
+    if (redo && scale > 0) {
+        const float id = 1 / scale;
+        for (int k = 0; k < nsub; ++k) {
+            if (!(redo >> k & 1))
+                continue;
+            if (ops->iq2_round8(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
+                return -1;
+        }
+        float sumqx, sumq2;
+        grid_sums(8 * nsub, weight, xval, L, &sumqx, &sumq2);
+        if (sumq2 > 0)
+            scale = sumqx / sumq2;
+    }
+    *scale_io = scale;
+    return 0;
+}
+
 /*
  * Magnitudes of 8 weights into xval and their sign bits (returned). With
  * even_parity (IQ2_XXS/XS: the 8th sign is implied), a group with an odd
@@ -234,39 +283,66 @@ int gq_iq2_trials_scalar(const gq_iqgrid *g, const float *xval, const float *wei
  */
 static uint8_t split_signs(const float *xb, const float *weight, float *xval, int even_parity)
 {
-    int nflip = 0;
-    uint8_t s = 0;
+    /* branch-free: the signs are random, a branch on each would mispredict */
+    unsigned s = 0, nflip = 0;
     for (int i = 0; i < 8; ++i) {
-        if (xb[i] >= 0) {
-            xval[i] = xb[i];
-        } else {
-            xval[i] = -xb[i];
-            ++nflip;
-            s |= (uint8_t)(1 << i);
-        }
+        const unsigned neg = !(xb[i] >= 0); /* NaN counts as negative, -0 not */
+        uint32_t bits;
+        memcpy(&bits, &xb[i], 4);
+        bits ^= neg << 31;
+        memcpy(&xval[i], &bits, 4);
+        s |= neg << i;
+        nflip += neg;
     }
     if (even_parity && nflip % 2) {
         int imin = 0;
         float min = weight[imin] * xb[imin] * xb[imin];
         for (int i = 1; i < 8; ++i) {
             const float ax = weight[i] * xb[i] * xb[i];
-            if (ax < min) {
-                min = ax;
-                imin = i;
-            }
+            const int lower = ax < min;
+            imin = lower ? i : imin;
+            min = lower ? ax : min;
         }
         xval[imin] = -xval[imin];
-        s ^= (uint8_t)(1 << imin);
+        s ^= 1u << imin;
     }
-    return s;
+    return (uint8_t)s;
 }
 
-static float row_sumx2(const float *xbl)
+/* A group's weights, magnitudes, signs and greatest magnitude (the
+ * iq2_prep search of iqsearch.h). */
+float gq_iq2_prep_scalar(int nsub, const float *xb, const float *qw, float sigma2, int even_parity,
+                         float *weight, float *waux, float *xval, uint8_t *signs)
 {
-    float sumx2 = 0;
-    for (int i = 0; i < QK_K; ++i)
-        sumx2 += xbl[i] * xbl[i];
-    return sumx2;
+    const int n = 8 * nsub;
+    if (qw) {
+        for (int i = 0; i < n; ++i)
+            weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
+    } else {
+        for (int i = 0; i < n; ++i)
+            weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
+    }
+    for (int i = 0; i < n; ++i)
+        waux[i] = sqrtf(weight[i]);
+    for (int k = 0; k < nsub; ++k)
+        signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, even_parity);
+    float max = xval[0];
+    for (int i = 1; i < n; ++i)
+        max = GQ_MAX(max, xval[i]);
+    return max;
+}
+
+/*
+ * ggml's sum of squares of a block (in order: a chain of 256 dependent
+ * additions) is accumulated a group at a time while the block before is
+ * quantized, so that chain overlaps other work instead of stalling each
+ * block's start. sumx2_step adds the squares of xb[0..n).
+ */
+static float sumx2_step(float sum, const float *xb, int n)
+{
+    for (int i = 0; i < n; ++i)
+        sum += xb[i] * xb[i];
+    return sum;
 }
 
 /* Block scale from the group scales: 4 bits, l = nearest_int(0.5*(id*s - 1)) in 0..15. */
@@ -288,47 +364,19 @@ static inline int scale_code(float id, float s)
  * GROUP_NEGLIGIBLE (nothing to store), or a negative status.
  */
 static int iq2_xxs_group(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
-                         const float *weight, const float *waux, int8_t *L, float *scale_out)
+                         const float *weight, const float *waux, float max, int8_t *L,
+                         float *scale_out)
 {
-    float ids[13], trial_scales[13];
-    gq_iq2_trial_out trials;
-    float max = xval[0];
-    for (int i = 1; i < 32; ++i)
-        max = GQ_MAX(max, xval[i]);
     if (max < GQ_GROUP_MAX_EPS)
         return GROUP_NEGLIGIBLE;
     float scale = gq_make_qp_quants(32, KMAXQ + 1, xval, (uint8_t *)L, weight);
     const float eff_max = scale * KMAXQ;
     if (eff_max <= 0)
         return GROUP_NEGLIGIBLE;
-    /* every trial's rounding (one batch for the search table), then ggml's
-     * sequential choice among them */
-    for (int is = -6; is <= 6; ++is) {
-        const float id = (2 * KMAXQ - 1 + is * 0.1f) / eff_max;
-        ids[is + 6] = id;
-        trial_scales[is + 6] = 1 / id;
-    }
-    if (ops->iq2_trials(g, xval, weight, waux, 4, 13, ids, trial_scales, &trials) < 0)
+    /* 13 trial scales around eff_max / 5, ggml's choice among them, every
+     * group of 8 rounded again at the chosen scale */
+    if (ops->iq2_search(ops, g, xval, weight, waux, 4, 6, eff_max, 1, &scale, L) < 0)
         return GGUFQ_E_NONFINITE;
-    float best = 0;
-    for (int tr = 0; tr < 13; ++tr) {
-        const float sumqx = trials.sumqx[tr], sumq2 = trials.sumq2[tr];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            memcpy(L, trials.L + 32 * tr, 32);
-        }
-    }
-    if (scale > 0) {
-        const float id = 1 / scale;
-        for (int k = 0; k < 4; ++k)
-            if (ops->iq2_round8(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
-                return GGUFQ_E_NONFINITE;
-        float sumqx, sumq2;
-        grid_sums(32, weight, xval, L, &sumqx, &sumq2);
-        if (sumq2 > 0)
-            scale = sumqx / sumq2;
-    }
     *scale_out = scale;
     return GGUFQ_OK;
 }
@@ -341,25 +389,28 @@ static int quantize_row_iq2_xxs(const gq_iq_search_ops *ops, const gq_iqgrid *g,
     uint8_t block_signs[4];
     uint32_t q2[2 * (QK_K / 32)];
 
-    for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ2_XXS_BYTES) {
+    const int64_t nblocks = n / QK_K;
+    float sumx2 = nblocks ? sumx2_step(0, x, QK_K) : 0;
+    for (int64_t ibl = 0; ibl < nblocks; ++ibl, y += IQ2_XXS_BYTES) {
         store_u16(y, gq_fp32_to_fp16(0.f));
         memset(q2, 0, sizeof q2);
         float max_scale = 0;
         const float *xbl = x + QK_K * ibl;
-        const float sigma2 = row_sumx2(xbl) / QK_K;
+        const float sigma2 = sumx2 / QK_K;
+        const float *xnext = ibl + 1 < nblocks ? xbl + QK_K : NULL;
+        sumx2 = 0;
 
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const float *xb = xbl + 32 * ib;
+            if (xnext)
+                sumx2 = sumx2_step(sumx2, xnext + 32 * ib, 32);
             const float *qw = quant_weights + QK_K * ibl + 32 * ib;
-            for (int i = 0; i < 32; ++i)
-                weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
-            for (int i = 0; i < 32; ++i)
-                waux[i] = sqrtf(weight[i]);
+            const float max = ops->iq2_prep(4, xb, qw, sigma2, 1, weight, waux, xval, block_signs);
             for (int k = 0; k < 4; ++k)
-                block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 1) & 127;
+                block_signs[k] &= 127;
 
             float scale;
-            const int st = iq2_xxs_group(ops, g, xval, weight, waux, L, &scale);
+            const int st = iq2_xxs_group(ops, g, xval, weight, waux, max, L, &scale);
             if (st < 0)
                 return st;
             if (st == GROUP_NEGLIGIBLE) {
@@ -429,50 +480,17 @@ int gq_quantize_iq2_xxs_ops(const gq_iq_search_ops *ops, const float *src, void 
  * Returns GGUFQ_OK, GROUP_NEGLIGIBLE (max < eps) or a negative status.
  */
 static int iq2_group16(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
-                       const float *weight, const float *waux, float eps, int8_t *L,
+                       const float *weight, const float *waux, float max, float eps, int8_t *L,
                        float *scale_out)
 {
-    float ids[19], trial_scales[19];
-    gq_iq2_trial_out trials;
-    int on_grid[2] = { 1, 1 };
-    float max = xval[0];
-    for (int i = 1; i < 16; ++i)
-        max = GQ_MAX(max, xval[i]);
     memset(L, 0, 16);
     if (max < eps)
         return GROUP_NEGLIGIBLE;
-    float best = 0;
+    /* 19 trial scales around max / 5, ggml's choice among them, its groups
+     * of 8 that needed a neighbour rounded again at the chosen scale */
     float scale = max / (2 * KMAXQ - 1);
-    for (int is = -9; is <= 9; ++is) {
-        const float id = (2 * KMAXQ - 1 + is * 0.1f) / max;
-        ids[is + 9] = id;
-        trial_scales[is + 9] = 1 / id;
-    }
-    if (ops->iq2_trials(g, xval, weight, waux, 2, 19, ids, trial_scales, &trials) < 0)
+    if (ops->iq2_search(ops, g, xval, weight, waux, 2, 9, max, 0, &scale, L) < 0)
         return GGUFQ_E_NONFINITE;
-    for (int tr = 0; tr < 19; ++tr) {
-        const float sumqx = trials.sumqx[tr], sumq2 = trials.sumq2[tr];
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            memcpy(L, trials.L + 16 * tr, 16);
-            on_grid[0] = trials.on_grid[2 * tr];
-            on_grid[1] = trials.on_grid[2 * tr + 1];
-        }
-    }
-    if ((!on_grid[0] || !on_grid[1]) && scale > 0) {
-        const float id = 1 / scale;
-        for (int k = 0; k < 2; ++k) {
-            if (on_grid[k])
-                continue;
-            if (ops->iq2_round8(g, xval + 8 * k, waux + 8 * k, id, scale, L + 8 * k) < 0)
-                return GGUFQ_E_NONFINITE;
-        }
-        float sumqx, sumq2;
-        grid_sums(16, weight, xval, L, &sumqx, &sumq2);
-        if (sumq2 > 0)
-            scale = sumqx / sumq2;
-    }
     *scale_out = scale;
     return GGUFQ_OK;
 }
@@ -485,27 +503,31 @@ static int quantize_row_iq2_xs(const gq_iq_search_ops *ops, const gq_iqgrid *g, 
     uint8_t block_signs[2];
     uint16_t q2[2 * (QK_K / 16)];
 
-    for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ2_XS_BYTES) {
+    const int64_t nblocks = n / QK_K;
+    float sumx2 = nblocks ? sumx2_step(0, x, QK_K) : 0;
+    for (int64_t ibl = 0; ibl < nblocks; ++ibl, y += IQ2_XS_BYTES) {
         uint8_t *yscales = y + 2 + QK_K / 4;
         store_u16(y, gq_fp32_to_fp16(0.f));
         memset(q2, 0, sizeof q2);
         memset(yscales, 0, QK_K / 32);
         float max_scale = 0;
         const float *xbl = x + QK_K * ibl;
-        const float sigma2 = row_sumx2(xbl) / QK_K;
+        const float sigma2 = sumx2 / QK_K;
+        const float *xnext = ibl + 1 < nblocks ? xbl + QK_K : NULL;
+        sumx2 = 0;
 
         for (int ib = 0; ib < QK_K / 16; ++ib) {
             const float *xb = xbl + 16 * ib;
+            if (xnext)
+                sumx2 = sumx2_step(sumx2, xnext + 16 * ib, 16);
             const float *qw = quant_weights + QK_K * ibl + 16 * ib;
-            for (int i = 0; i < 16; ++i)
-                weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
-            for (int i = 0; i < 16; ++i)
-                waux[i] = sqrtf(weight[i]);
+            const float max = ops->iq2_prep(2, xb, qw, sigma2, 1, weight, waux, xval, block_signs);
             for (int k = 0; k < 2; ++k)
-                block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 1) & 127;
+                block_signs[k] &= 127;
 
             float scale;
-            const int st = iq2_group16(ops, g, xval, weight, waux, GQ_GROUP_MAX_EPS, L, &scale);
+            const int st = iq2_group16(ops, g, xval, weight, waux, max, GQ_GROUP_MAX_EPS, L,
+                                       &scale);
             if (st < 0)
                 return st;
             if (st == GROUP_NEGLIGIBLE) {
@@ -573,31 +595,27 @@ static int quantize_row_iq2_s(const gq_iq_search_ops *ops, const gq_iqgrid *g, c
     int8_t L[16];
     uint8_t block_signs[2];
 
-    for (int64_t ibl = 0; ibl < n / QK_K; ++ibl, y += IQ2_S_BYTES) {
+    const int64_t nblocks = n / QK_K;
+    float sumx2 = nblocks ? sumx2_step(0, x, QK_K) : 0;
+    for (int64_t ibl = 0; ibl < nblocks; ++ibl, y += IQ2_S_BYTES) {
         uint8_t *qs = y + 2, *qh = y + 2 + QK_K / 4, *yscales = qh + QK_K / 32;
         memset(y, 0, IQ2_S_BYTES);
         store_u16(y, gq_fp32_to_fp16(0.f));
         float max_scale = 0;
         const float *xbl = x + QK_K * ibl;
-        const float sigma2 = 2 * row_sumx2(xbl) / QK_K;
+        const float sigma2 = 2 * sumx2 / QK_K;
+        const float *xnext = ibl + 1 < nblocks ? xbl + QK_K : NULL;
+        sumx2 = 0;
 
         for (int ib = 0; ib < QK_K / 16; ++ib) {
             const float *xb = xbl + 16 * ib;
-            if (quant_weights) {
-                const float *qw = quant_weights + QK_K * ibl + 16 * ib;
-                for (int i = 0; i < 16; ++i)
-                    weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
-            } else {
-                for (int i = 0; i < 16; ++i)
-                    weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
-            }
-            for (int i = 0; i < 16; ++i)
-                waux[i] = sqrtf(weight[i]);
-            for (int k = 0; k < 2; ++k)
-                block_signs[k] = split_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k, 0);
+            if (xnext)
+                sumx2 = sumx2_step(sumx2, xnext + 16 * ib, 16);
+            const float *qw = quant_weights ? quant_weights + QK_K * ibl + 16 * ib : NULL;
+            const float max = ops->iq2_prep(2, xb, qw, sigma2, 0, weight, waux, xval, block_signs);
 
             float scale;
-            const int st = iq2_group16(ops, g, xval, weight, waux, GQ_GROUP_MAX_EPS_IQ2_S, L,
+            const int st = iq2_group16(ops, g, xval, weight, waux, max, GQ_GROUP_MAX_EPS_IQ2_S, L,
                                        &scale);
             if (st < 0)
                 return st;

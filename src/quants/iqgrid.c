@@ -17,6 +17,8 @@ const gq_iq_search_ops gq_iq_search_scalar = {
     .nearest8   = gq_iq_nearest8_scalar,
     .iq2_round8 = gq_iq2_round8_scalar,
     .iq2_trials = gq_iq2_trials_scalar,
+    .iq2_search = gq_iq2_search_scalar,
+    .iq2_prep   = gq_iq2_prep_scalar,
     .iq3_round4 = gq_iq3_round4_scalar,
     .iq3_trials = gq_iq3_trials_scalar,
     .iq1s_split = gq_iq1s_split_scalar,
@@ -48,11 +50,13 @@ static uint16_t nb_iq2xxs[NB_SIZE_IQ2XXS + 8];
 static uint16_t nb_iq2xs[NB_SIZE_IQ2XS + 8];
 static uint16_t nb_iq1s[NB_SIZE_IQ1S + 8];
 static uint16_t nb_iq2s[NB_SIZE_IQ2S + 8];
-/* the lane words of each neighbour entry (low and high word), + 16 zeros */
-static uint32_t nbl_iq2xxs[2][NB_SIZE_IQ2XXS + 16];
-static uint32_t nbl_iq2xs[2][NB_SIZE_IQ2XS + 16];
-static uint32_t nbl_iq1s[2][NB_SIZE_IQ1S + 16];
-static uint32_t nbl_iq2s[2][NB_SIZE_IQ2S + 16];
+/* the lane words of each neighbour entry (low and high word), then
+ * GQ_IQGRID_LANES_TAIL zeros */
+#define TAIL GQ_IQGRID_LANES_TAIL
+static uint32_t nbl_iq2xxs[2][NB_SIZE_IQ2XXS + TAIL];
+static uint32_t nbl_iq2xs[2][NB_SIZE_IQ2XS + TAIL];
+static uint32_t nbl_iq1s[2][NB_SIZE_IQ1S + TAIL];
+static uint32_t nbl_iq2s[2][NB_SIZE_IQ2S + TAIL];
 
 typedef struct grid_source {
     const uint64_t *points;     /* one byte per coordinate, coordinate k in byte k */
@@ -63,7 +67,7 @@ typedef struct grid_source {
     uint32_t      (*lanes)[2];
     uint16_t       *neighbours;
     int             nb_capacity;
-    uint32_t       *nb_lanes;    /* [2][nb_capacity + 16]: low words, then high words */
+    uint32_t       *nb_lanes;    /* [2][nb_capacity + TAIL]: low words, then high words */
 } grid_source;
 
 static const grid_source sources[GQ_IQGRID_COUNT] = {
@@ -166,14 +170,14 @@ static void build_grid(gq_iqgrid_id id)
         uint8_t L[8];
         key_to_coords(key, L);
         const int w = write_neighbours(src, L, src->neighbours + used, src->nb_capacity - used);
-        if (w < 0)
+        if (w < 0 || w - 1 > GQ_IQGRID_MAX_LIST)
             return; /* cannot happen with the shipped grids; leaves the grid unusable */
         map[key] = -(used + 1);
         used += w;
     }
 
     uint32_t *lanes_lo = src->nb_lanes;
-    uint32_t *lanes_hi = lanes_lo + src->nb_capacity + 16;
+    uint32_t *lanes_hi = lanes_lo + src->nb_capacity + TAIL;
     for (int key = 0; key < GQ_IQGRID_NPOINTS; ++key) {
         if (map[key] >= 0)
             continue;

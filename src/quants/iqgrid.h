@@ -42,9 +42,16 @@ typedef struct gq_iqgrid {
     /* `neighbours` with each grid index j replaced by lane_index[j][0]
      * (nb_lanes_lo) and lane_index[j][1] (nb_lanes_hi), so a search loads
      * its candidates' words instead of gathering them; 0 at the counts, and
-     * 16 zeros past the end */
+     * GQ_IQGRID_LANES_TAIL zeros past the end, so that searches run side by
+     * side may read as far past a short list as the longest list goes */
     const uint32_t *nb_lanes_lo, *nb_lanes_hi;
 } gq_iqgrid;
+
+/* The longest neighbour list of any grid (IQ2_XS has 292), and the zeros
+ * after the lane words: reads of up to 16 words from any position up to
+ * MAX_LIST past a list's start stay inside. */
+#define GQ_IQGRID_MAX_LIST   304
+#define GQ_IQGRID_LANES_TAIL (GQ_IQGRID_MAX_LIST + 16)
 
 /* The tables of one grid, built on first use (thread-safe); NULL for a bad id. */
 const gq_iqgrid *gq_iqgrid_get(gq_iqgrid_id id);

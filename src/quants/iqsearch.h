@@ -63,6 +63,44 @@ typedef int (*gq_iq2_trials_fn)(const gq_iqgrid *g, const float *xval, const flo
                                 const float *scales, gq_iq2_trial_out *out);
 
 /*
+ * IQ2: a group's importance weights, magnitudes and signs (iq2.c's row
+ * loops). For i < 8 * nsub: weight[i] = qw ? qw[i] * sqrtf(sigma2 + xb[i] *
+ * xb[i]) : 0.25f * sigma2 + xb[i] * xb[i], waux[i] = sqrtf(weight[i]),
+ * xval[i] = xb[i] with its sign bit flipped where !(xb[i] >= 0), sign bit i
+ * of signs[i / 8] set there. With even_parity, a group of 8 with an odd
+ * count of such bits has the one of least weight * xb * xb (the first of
+ * equals; xb[0]'s if that product is NaN) flipped back in xval and signs.
+ * Returns the greatest xval as ggml's sequential test (max = max > x ? max
+ * : x, from xval[0]) gives it; when that is zero its sign may differ.
+ */
+typedef float (*gq_iq2_prep_fn)(int nsub, const float *xb, const float *qw, float sigma2,
+                                int even_parity, float *weight, float *waux, float *xval,
+                                uint8_t *signs);
+
+/*
+ * IQ2: the scale search of a group of 8 * nsub weights after its first
+ * scale (iq2.c). The ntrials = 2 * nhalf + 1 (<= GQ_IQ2_MAX_TRIALS) trials
+ * at inverse scales ids[t] = (5 + (t - nhalf) * 0.1f) / denom, scales
+ * 1 / ids[t], rounded as iq2_trials does; ggml's choice among them: in
+ * trial order, a trial whose sums pass sumq2 > 0 && sumqx * sumqx > best *
+ * sumq2 (best starting at 0) sets *scale_io = sumqx / sumq2, best =
+ * *scale_io * sumqx and L[0 .. 8 * nsub) to its coordinates (else they keep
+ * their values). Then, if *scale_io > 0, groups of 8 are rounded again at
+ * inverse scale 1 / *scale_io (iq2_round8): all of them if reround_all
+ * (IQ2_XXS), else those the chosen trial had off the grid (none if no
+ * trial was chosen); if any was, *scale_io becomes sumqx / sumq2 over the
+ * 8 * nsub weights (their sums in order) when that sumq2 > 0. Returns -1 if
+ * a search found no neighbour (outputs then unspecified), else 0. `ops` is
+ * the table the function belongs to (the scalar one calls ops->iq2_trials
+ * and ops->iq2_round8).
+ */
+struct gq_iq_search_ops;
+typedef int (*gq_iq2_search_fn)(const struct gq_iq_search_ops *ops, const gq_iqgrid *g,
+                                const float *xval, const float *weight, const float *waux,
+                                int nsub, int nhalf, float denom, int reround_all,
+                                float *scale_io, int8_t *L);
+
+/*
  * IQ3: iq3_round4 for the 8 quads of a group of 32 magnitudes at each of
  * ntrials (<= GQ_IQ3_MAX_TRIALS) inverse scales ids[] (scales[] = 1 / ids[]):
  * trial tr's levels go to L[32 * tr ..], its on-grid flags (1/0) to
@@ -178,6 +216,8 @@ typedef struct gq_iq_search_ops {
     gq_iq_nearest8_fn nearest8;
     gq_iq2_round8_fn  iq2_round8;
     gq_iq2_trials_fn  iq2_trials;
+    gq_iq2_search_fn  iq2_search;
+    gq_iq2_prep_fn    iq2_prep;
     gq_iq3_round4_fn  iq3_round4;
     gq_iq3_trials_fn  iq3_trials;
     gq_iq1s_split_fn  iq1s_split;
@@ -193,6 +233,11 @@ int  gq_iq2_round8_scalar(const gq_iqgrid *g, const float *xval, const float *wa
 int  gq_iq2_trials_scalar(const gq_iqgrid *g, const float *xval, const float *weight,
                           const float *waux, int nsub, int ntrials, const float *ids,
                           const float *scales, gq_iq2_trial_out *out);
+float gq_iq2_prep_scalar(int nsub, const float *xb, const float *qw, float sigma2, int even_parity,
+                         float *weight, float *waux, float *xval, uint8_t *signs);
+int  gq_iq2_search_scalar(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
+                          const float *weight, const float *waux, int nsub, int nhalf,
+                          float denom, int reround_all, float *scale_io, int8_t *L);
 int  gq_iq3_round4_scalar(const gq_iq3_search *t, const float *xval, const float *waux, float id,
                           float scale, int8_t *L);
 int  gq_iq3_trials_scalar(const gq_iq3_search *t, const float *xval, const float *weight,

@@ -266,17 +266,61 @@ float gq_make_qkx3_quants(int n, int nmax, const float *x, const float *weights,
                            true);
 }
 
-/* Weighted squared error of quantizing x with 1/iscale, levels clamped to nmax. */
-static float qp_trial_mse(int n, int nmax, const float *x, const float *qw, float iscale)
+/*
+ * make_qp_quants's 8 trial scales (0.1 * is + nmax) / max, is = -4..-1, 1..4:
+ * each one's weighted squared error, with levels clamped to nmax, summed in
+ * ggml's order. The trials run side by side (trial innermost) so their
+ * independent sums overlap and the compiler can vectorise across them.
+ */
+static void qp_trial_mses(int n, int nmax, const float *x, const float *qw, float max,
+                          float iscales[8], float mses[8])
 {
-    const float scale = 1 / iscale;
-    float mse = 0;
-    for (int i = 0; i < n; i++) {
-        const int l = GQ_MIN(nmax, gq_nearest_int(iscale * x[i]));
-        const float diff = x[i] - scale * l;
-        mse += qw[i] * diff * diff;
+    float scales[8];
+    for (int j = 0; j < 8; j++) {
+        const int is = j < 4 ? j - 4 : j - 3;
+        iscales[j] = (0.1f * is + nmax) / max;
+        scales[j] = 1 / iscales[j];
+        mses[j] = 0;
     }
-    return mse;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < 8; j++) {
+            const int l = GQ_MIN(nmax, gq_nearest_int(iscales[j] * x[i]));
+            const float diff = x[i] - scales[j] * l;
+            mses[j] += qw[i] * diff * diff;
+        }
+    }
+}
+
+/*
+ * One element's step of make_qp_quants's refinement, evaluated for a run of
+ * elements against the same sums (sumlx, suml2): the new level and sums it
+ * would bring, and whether ggml would take it. Until one is taken the sums
+ * do not change, so the first element taken is the one ggml takes; the
+ * loop has no early exit and vectorises.
+ */
+typedef struct qp_step {
+    float   slx[32], sl2[32];
+    int     new_l[32];
+    uint8_t take[32];
+} qp_step;
+
+static void qp_refine_sweep(int i0, int i1, int nmax, const float *x, const float *qw,
+                            const uint8_t *L, float sumlx, float suml2, qp_step *st)
+{
+    for (int i = i0; i < i1; i++) {
+        const float w = qw[i];
+        const float slx = sumlx - w * x[i] * L[i];
+        const float sl2 = suml2 - w * L[i] * L[i];
+        const int live = (slx > 0) & (sl2 > 0);
+        const int new_l = GQ_MIN(nmax, gq_nearest_int(x[i] * sl2 / slx));
+        const float nslx = slx + w * x[i] * new_l;
+        const float nsl2 = sl2 + w * new_l * new_l;
+        st->take[i - i0] = (uint8_t)(live & (new_l != L[i]) &
+                                     (nslx * nslx * suml2 > sumlx * sumlx * nsl2));
+        st->new_l[i - i0] = new_l;
+        st->slx[i - i0] = nslx;
+        st->sl2[i - i0] = nsl2;
+    }
 }
 
 float gq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *quant_weights)
@@ -299,14 +343,12 @@ float gq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float
         const float diff = x[i] - scale0 * L[i];
         best_mse += qw[i] * diff * diff;
     }
-    for (int is = -4; is <= 4; is++) {
-        if (is == 0)
-            continue;
-        const float iscale_is = (0.1f * is + nmax) / max;
-        const float mse = qp_trial_mse(n, nmax, x, qw, iscale_is);
-        if (mse < best_mse) {
-            best_mse = mse;
-            iscale   = iscale_is;
+    float iscales[8], mses[8];
+    qp_trial_mses(n, nmax, x, qw, max, iscales, mses);
+    for (int j = 0; j < 8; j++) {
+        if (mses[j] < best_mse) {
+            best_mse = mses[j];
+            iscale   = iscales[j];
         }
     }
 
@@ -317,25 +359,26 @@ float gq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float
         sumlx += qw[i] * x[i] * l;
         suml2 += qw[i] * l * l;
     }
+    /* ggml's passes over the elements, each taking in order the level
+     * changes that improve sumlx^2 / suml2 (see qp_refine_sweep) */
     for (int itry = 0; itry < 5; itry++) {
         int n_changed = 0;
-        for (int i = 0; i < n; i++) {
-            const float w = qw[i];
-            float slx = sumlx - w * x[i] * L[i];
-            float sl2 = suml2 - w * L[i] * L[i];
-            if (!(slx > 0 && sl2 > 0))
+        for (int i0 = 0; i0 < n;) {
+            const int i1 = n - i0 < 32 ? n : i0 + 32;
+            qp_step st;
+            qp_refine_sweep(i0, i1, nmax, x, qw, L, sumlx, suml2, &st);
+            int i = i0;
+            while (i < i1 && !st.take[i - i0])
+                i++;
+            if (i == i1) {
+                i0 = i1;
                 continue;
-            const int new_l = GQ_MIN(nmax, gq_nearest_int(x[i] * sl2 / slx));
-            if (new_l == L[i])
-                continue;
-            slx += w * x[i] * new_l;
-            sl2 += w * new_l * new_l;
-            if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-                L[i]  = (uint8_t)new_l;
-                sumlx = slx;
-                suml2 = sl2;
-                n_changed++;
             }
+            L[i]  = (uint8_t)st.new_l[i - i0];
+            sumlx = st.slx[i - i0];
+            suml2 = st.sl2[i - i0];
+            n_changed++;
+            i0 = i + 1;
         }
         if (!n_changed)
             break;

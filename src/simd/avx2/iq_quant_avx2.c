@@ -30,6 +30,17 @@
  *    reuses it as a single trial.
  *  - Each trial's sums over its group: one lane per trial, weight by weight
  *    (IQ3: levels by transposing 8 trials' rows, q by vpermps).
+ *  - IQ2's scale search of a group (iq2_search; iq2_trials shares it): all
+ *    trials rounded 8 per vector (lane = trial), keys made from the level
+ *    bytes, map entries gathered; the groups off the grid are queued
+ *    (pext packs the set bits, no branch per trial) and searched two per
+ *    vector, 4 candidates each (nearest8_pair: lane halves with their own
+ *    tables in one register, a lane's running minimum by vminps and its
+ *    first position by vpmaxsd, then each half's first minimum); each
+ *    trial's sums one lane per trial, weight by weight, q looked up from
+ *    the level bytes; ggml's sequential choice; the chosen trial's groups
+ *    rounded again at its scale. The groups' weights and signs
+ *    (iq2_prep) 8 per vector.
  *  - IQ1_S/IQ1_M split searches, fast path (iqsearch.h; iq1.c proves it):
  *    every candidate gets an approximate score a' = qx'^2 * rcp(q2'), one
  *    lane each (4 i2 x 2 signs or 2 i2 x 4 k per vector, row by row of the
@@ -113,37 +124,54 @@ static inline int take_best_lane(__m256 d2, int valid, float *best_d2)
 /* 8-dimensional grids (IQ2, IQ1)                                            */
 /* ------------------------------------------------------------------------- */
 
+/* t[k] lane c = weight[k] * d * d, d = scale * q[c] - xval[k] (lanes 3..7 unused) */
+static inline void nearest8_tables(const float *xval, const float *weight, float scale,
+                                   const float q[3], __m256 t[8])
+{
+    const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_setr_ps(q[0], q[1], q[2], 0, 0, 0, 0, 0));
+    for (int k = 0; k < 8; ++k) {
+        const __m256 d = _mm256_sub_ps(sq, _mm256_set1_ps(xval[k]));
+        t[k] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[k]), d), d);
+    }
+}
+
+/* The distances of 8 candidates given their lane words (byte k = 8c + k:
+ * vpermps reads bits 3..5 of the shifted word, the level c). The scalar
+ * starts from 0 + term 0: the same value but for -0, which no comparison
+ * tells from +0. */
+static inline __m256 nearest8_d2(const __m256 t[8], __m256i lo, __m256i hi)
+{
+    __m256 d2 = _mm256_permutevar8x32_ps(t[0], _mm256_srli_epi32(lo, 3));
+    d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[1], _mm256_srli_epi32(lo, 11)));
+    d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[2], _mm256_srli_epi32(lo, 19)));
+    d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[3], _mm256_srli_epi32(lo, 27)));
+    d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[4], _mm256_srli_epi32(hi, 3)));
+    d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[5], _mm256_srli_epi32(hi, 11)));
+    d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[6], _mm256_srli_epi32(hi, 19)));
+    return _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[7], _mm256_srli_epi32(hi, 27)));
+}
+
+/* A single search (IQ1's, IQ2's final re-rounding): vector by vector
+ * against the running best, which rarely changes after the first vectors
+ * of the long IQ1 lists, so the usual outcome is one compare and no
+ * reduction. */
 static int nearest8_avx2(const gq_iqgrid *g, int32_t m, const float *xval, const float *weight,
                          float scale, const float q[3], int8_t *L)
 {
     const uint16_t *nb = gq_iqgrid_neighbours(g, m);
     const int n = nb[0];
-    /* t[k] lane c = weight[k] * d * d, d = scale * q[c] - xval[k] (lanes 3..7 unused) */
-    const __m256 sq = _mm256_mul_ps(_mm256_set1_ps(scale), _mm256_setr_ps(q[0], q[1], q[2], 0, 0, 0, 0, 0));
     __m256 t[8];
-    for (int k = 0; k < 8; ++k) {
-        const __m256 d = _mm256_sub_ps(sq, _mm256_set1_ps(xval[k]));
-        t[k] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(weight[k]), d), d);
-    }
+    nearest8_tables(xval, weight, scale, q, t);
     const ptrdiff_t at = nb + 1 - g->neighbours;
     const uint32_t *words_lo = g->nb_lanes_lo + at, *words_hi = g->nb_lanes_hi + at;
     float best_d2 = FLT_MAX;
     int best = -1;
     for (int j = 0; j < n; j += 8) {
-        const __m256i validv = first_lanes(n - j);
         /* the word arrays hold 16 zeros past their end: 8 loads stay inside */
-        const __m256i lo = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(words_lo + j)), validv);
-        const __m256i hi = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(words_hi + j)), validv);
-        /* byte k of a word pair is 8c + k: bits 3..5 (vpermps reads the low 3
-         * bits of the shifted word) are the level c. The scalar starts from
-         * 0 + term 0: the same value but for -0, which no comparison tells
-         * from +0. */
-        __m256 d2 = _mm256_permutevar8x32_ps(t[0], _mm256_srli_epi32(lo, 3));
-        for (int k = 1; k < 4; ++k)
-            d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[k], _mm256_srli_epi32(lo, 8 * k + 3)));
-        for (int k = 0; k < 4; ++k)
-            d2 = _mm256_add_ps(d2, _mm256_permutevar8x32_ps(t[4 + k], _mm256_srli_epi32(hi, 8 * k + 3)));
-        const int lane = take_best_lane(d2, _mm256_movemask_ps(_mm256_castsi256_ps(validv)), &best_d2);
+        const __m256 d2 = nearest8_d2(t, _mm256_loadu_si256((const __m256i *)(words_lo + j)),
+                                      _mm256_loadu_si256((const __m256i *)(words_hi + j)));
+        const int valid = _mm256_movemask_ps(_mm256_castsi256_ps(first_lanes(n - j)));
+        const int lane = take_best_lane(d2, valid, &best_d2);
         if (lane >= 0)
             best = nb[1 + j + lane];
     }
@@ -181,58 +209,469 @@ static int iq2_round8_avx2(const gq_iqgrid *g, const float *xval, const float *w
 }
 
 /*
- * Each trial's sum weight*xval*q and sum weight*q*q over its n weights (q =
- * 2L+1, trial tr's levels at L + stride * tr), one lane per trial,
- * accumulated weight by weight as the scalar.
+ * The trial search of a group (iq2_trials, iq2_search), one lane per trial,
+ * columns = trials (padded to 24).
  */
-static void trial_sums(const float *xval, const float *weight, int n, int ntrials,
-                       const int8_t *L, int stride, float *sumqx, float *sumq2)
+typedef struct iq2_state {
+    int      nsub, ntrials;
+    uint32_t off[4];                 /* bit t: group k off the grid at trial t */
+    int32_t  map[4][24];             /* its map entry */
+    uint32_t wlo[4][24], whi[4][24]; /* its levels (byte i = level of weight i) */
+    float    ids[24], scales[24];
+    float    sumqx[24], sumq2[24];
+    float    sumqx2[24], scale[24], score[24]; /* sumqx^2, sumqx / sumq2, scale * sumqx */
+} iq2_state;
+
+/* 8 lanes rounded (lane l: inverse scale id[l], magnitude x[i][l] of
+ * weight i): their level words (byte i = level i) and map entries. */
+static inline __attribute__((always_inline)) __m256i
+iq2_round8lanes(const gq_iqgrid *g, const __m256 x[8], __m256 id, __m256i *w0, __m256i *w1)
 {
-    const __m256i rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                            _mm256_set1_epi32(stride));
-    for (int t0 = 0; t0 < ntrials; t0 += 8) {
-        const int nt = ntrials - t0 < 8 ? ntrials - t0 : 8;
-        const __m256i valid = first_lanes(nt);
-        const int8_t *base = L + stride * t0;
+    const __m256i two = _mm256_set1_epi32(2), key_mul = _mm256_set1_epi32(0x0103091B);
+    __m256i lo = _mm256_setzero_si256(), hi = lo;
+    for (int i = 0; i < 8; ++i) {
+        const __m256 v = _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                                       _mm256_sub_ps(_mm256_mul_ps(id, x[i]), _mm256_set1_ps(1.0f)));
+        __m256i l = nearest_int8(v);
+        l = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(two, l));
+        if (i < 4)
+            lo = _mm256_or_si256(lo, _mm256_slli_epi32(l, 8 * i));
+        else
+            hi = _mm256_or_si256(hi, _mm256_slli_epi32(l, 8 * (i - 4)));
+    }
+    *w0 = lo;
+    *w1 = hi;
+    const __m256i k0 = _mm256_srli_epi32(_mm256_mullo_epi32(lo, key_mul), 24);
+    const __m256i k1 = _mm256_srli_epi32(_mm256_mullo_epi32(hi, key_mul), 24);
+    const __m256i key = _mm256_add_epi32(k0, _mm256_mullo_epi32(k1, _mm256_set1_epi32(81)));
+    return _mm256_i32gather_epi32((const int *)g->map, key, 4);
+}
+
+/*
+ * Pass 1: every group of 8 rounded at 8 trials per vector; the base-3 key
+ * comes from the level words (the top byte of word * 0x0103091B is
+ * l0 + 3l1 + 9l2 + 27l3, no byte carrying). The lanes past ntrials round
+ * at whatever finite ids[] holds there: harmless keys, never read. With
+ * two groups of 8 and at most 4 trials past a multiple of 8 (IQ2_XS/S:
+ * 19), those last trials of both groups share one vector (lanes 0..3
+ * group 0, 4..7 group 1).
+ */
+static void iq2_round_all(const gq_iqgrid *g, const float *xval, iq2_state *st)
+{
+    const int tail = st->ntrials & 7;
+    const int shared = st->nsub == 2 && tail && tail <= 4;
+    const int full = shared ? st->ntrials - tail : st->ntrials;
+    for (int k = 0; k < st->nsub; ++k) {
+        uint32_t off = 0;
+        for (int t0 = 0; t0 < full; t0 += 8) {
+            __m256 xs[8];
+            for (int i = 0; i < 8; ++i)
+                xs[i] = _mm256_set1_ps(xval[8 * k + i]);
+            __m256i w0, w1;
+            const __m256i m = iq2_round8lanes(g, xs, _mm256_loadu_ps(st->ids + t0), &w0, &w1);
+            _mm256_storeu_si256((__m256i *)(st->map[k] + t0), m);
+            _mm256_storeu_si256((__m256i *)(st->wlo[k] + t0), w0);
+            _mm256_storeu_si256((__m256i *)(st->whi[k] + t0), w1);
+            off |= (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(m)) << t0;
+        }
+        st->off[k] = off;
+    }
+    if (shared) {
+        __m256 xs[8];
+        for (int i = 0; i < 8; ++i)
+            xs[i] = _mm256_setr_m128(_mm_set1_ps(xval[i]), _mm_set1_ps(xval[8 + i]));
+        __m256i w0, w1;
+        const __m256i m = iq2_round8lanes(g, xs, _mm256_broadcast_ps((const __m128 *)(st->ids + full)),
+                                          &w0, &w1);
+        _mm_storeu_si128((__m128i *)(st->map[0] + full), _mm256_castsi256_si128(m));
+        _mm_storeu_si128((__m128i *)(st->map[1] + full), _mm256_extracti128_si256(m, 1));
+        _mm_storeu_si128((__m128i *)(st->wlo[0] + full), _mm256_castsi256_si128(w0));
+        _mm_storeu_si128((__m128i *)(st->wlo[1] + full), _mm256_extracti128_si256(w0, 1));
+        _mm_storeu_si128((__m128i *)(st->whi[0] + full), _mm256_castsi256_si128(w1));
+        _mm_storeu_si128((__m128i *)(st->whi[1] + full), _mm256_extracti128_si256(w1, 1));
+        const unsigned o = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m));
+        st->off[0] |= (o & 0xFu) << full;
+        st->off[1] |= (o >> 4) << full;
+    }
+    for (int k = 0; k < st->nsub; ++k)
+        st->off[k] &= (1u << st->ntrials) - 1;
+}
+
+/*
+ * Two neighbour searches in one vector, 4 candidates each: lanes 0..3 walk
+ * search A's list, lanes 4..7 search B's. Their tables share registers
+ * (t[k] lanes 0..2 for A, 4..6 for B): B's candidate bytes get bit 5 set,
+ * so the shifted index reads B's half. Each lane keeps the least distance
+ * it saw (vminps keeps its first operand only if strictly less, and never
+ * a NaN: the scalar's `<`) and, by vpmaxsd, the position of the first one
+ * (positions grow along the list); each half's winner is the least
+ * position holding the half's least value: the scalar's first minimum.
+ * Lanes past a list are NaN. No blendv: it is 3 uops on recent cores.
+ */
+typedef struct nb_search {
+    const uint16_t *list;          /* count, then grid indices */
+    const float    *xval, *waux;   /* the group of 8 */
+    float           scale;
+} nb_search;
+
+static inline void nearest8_pair(const gq_iqgrid *g, const nb_search *a, const nb_search *b, int *pa,
+                                 int *pb)
+{
+    __m256 t[8];
+    const __m256 q = _mm256_setr_ps(1, 3, 5, 0, 1, 3, 5, 0);
+    const __m256 sq = _mm256_mul_ps(_mm256_setr_m128(_mm_set1_ps(a->scale), _mm_set1_ps(b->scale)), q);
+    if (a->xval == b->xval) {
+        for (int k = 0; k < 8; ++k) {
+            const __m256 d = _mm256_sub_ps(sq, _mm256_set1_ps(a->xval[k]));
+            t[k] = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(a->waux[k]), d), d);
+        }
+    } else {
+        for (int k = 0; k < 8; ++k) {
+            const __m256 x = _mm256_setr_m128(_mm_set1_ps(a->xval[k]), _mm_set1_ps(b->xval[k]));
+            const __m256 d = _mm256_sub_ps(sq, x);
+            const __m256 w = _mm256_setr_m128(_mm_set1_ps(a->waux[k]), _mm_set1_ps(b->waux[k]));
+            t[k] = _mm256_mul_ps(_mm256_mul_ps(w, d), d);
+        }
+    }
+    const int na = a->list[0], nb = b->list[0];
+    const ptrdiff_t oa = a->list + 1 - g->neighbours, ob = b->list + 1 - g->neighbours;
+    const uint32_t *loa = g->nb_lanes_lo + oa, *hia = g->nb_lanes_hi + oa;
+    const uint32_t *lob = g->nb_lanes_lo + ob, *hib = g->nb_lanes_hi + ob;
+    const __m256i slot = _mm256_setr_epi32(0, 0, 0, 0, 0x20202020, 0x20202020, 0x20202020, 0x20202020);
+    /* the last position of each list (lanes past it are made NaN) */
+    const __m256i last = _mm256_setr_m128i(_mm_set1_epi32(na - 1), _mm_set1_epi32(nb - 1));
+    __m256 best = _mm256_set1_ps(FLT_MAX);
+    __m256i pos = _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3), at = pos;
+    const int n = na > nb ? na : nb;
+    for (int j = 0; j < n; j += 4) {
+        /* reads past the shorter list stay inside (GQ_IQGRID_LANES_TAIL);
+         * one list (the searches of a run of trials share it): broadcasts */
+        __m256i lo, hi;
+        if (oa == ob) {
+            lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(loa + j)));
+            hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(hia + j)));
+        } else {
+            lo = _mm256_setr_m128i(_mm_loadu_si128((const __m128i *)(loa + j)),
+                                   _mm_loadu_si128((const __m128i *)(lob + j)));
+            hi = _mm256_setr_m128i(_mm_loadu_si128((const __m128i *)(hia + j)),
+                                   _mm_loadu_si128((const __m128i *)(hib + j)));
+        }
+        __m256 d2 = nearest8_d2(t, _mm256_or_si256(slot, lo), _mm256_or_si256(slot, hi));
+        d2 = _mm256_or_ps(d2, _mm256_castsi256_ps(_mm256_cmpgt_epi32(pos, last)));
+        const __m256i lt = _mm256_castps_si256(_mm256_cmp_ps(d2, best, _CMP_LT_OQ));
+        best = _mm256_min_ps(d2, best);
+        at = _mm256_max_epi32(at, _mm256_and_si256(lt, pos));
+        pos = _mm256_add_epi32(pos, _mm256_set1_epi32(4));
+    }
+    __m256 mn = _mm256_min_ps(best, _mm256_permute_ps(best, 0x4E));
+    mn = _mm256_min_ps(mn, _mm256_permute_ps(mn, 0xB1));
+    const __m256i eq = _mm256_castps_si256(_mm256_cmp_ps(best, mn, _CMP_EQ_OQ));
+    __m256i p = _mm256_or_si256(at, _mm256_xor_si256(eq, _mm256_set1_epi32(-1)));
+    p = _mm256_min_epu32(p, _mm256_shuffle_epi32(p, 0x4E));
+    p = _mm256_min_epu32(p, _mm256_shuffle_epi32(p, 0xB1));
+    const float mna = _mm256_cvtss_f32(mn), mnb = _mm_cvtss_f32(_mm256_extractf128_ps(mn, 1));
+    *pa = mna < FLT_MAX ? _mm256_cvtsi256_si32(p) : -1;
+    *pb = mnb < FLT_MAX ? _mm_cvtsi128_si32(_mm256_extracti128_si256(p, 1)) : -1;
+}
+
+/* The winner of a search of group k at trial t replaces its levels. */
+static inline void iq2_take(const gq_iqgrid *g, const uint16_t *list, int p, int k, int t, iq2_state *st)
+{
+    const uint8_t *c = g->coords[list[1 + p]];
+    memcpy(&st->wlo[k][t], c, 4);
+    memcpy(&st->whi[k][t], c + 4, 4);
+}
+
+/* Pass 2: the neighbour searches of the groups off the grid, two at a time
+ * (nearest8_pair); the winners replace their levels. */
+static int iq2_search_all(const gq_iqgrid *g, const float *xval, const float *waux, iq2_state *st)
+{
+    /* the queue: k << 8 | t of each group off the grid, in group then trial
+     * order, 8 trials at a time without a branch (pext packs the indices of
+     * the set bits) */
+    uint16_t q[4 * GQ_IQ2_MAX_TRIALS + 16];
+    int ns = 0;
+    for (int k = 0; k < st->nsub; ++k) {
+        for (int t0 = 0; t0 < st->ntrials; t0 += 8) {
+            const unsigned bits = st->off[k] >> t0 & 0xFF;
+            const uint64_t at = _pext_u64(0x0706050403020100ull,
+                                          _pdep_u64(bits, 0x0101010101010101ull) * 0xFF);
+            const __m128i e = _mm_add_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)at)),
+                                            _mm_set1_epi16((short)(k << 8 | t0)));
+            _mm_storeu_si128((__m128i *)(q + ns), e);
+            ns += __builtin_popcount(bits);
+        }
+    }
+    if (ns & 1) /* an odd last search pairs with itself */
+        q[ns] = q[ns - 1];
+    int fail = 0;
+    for (int i = 0; i < ns; i += 2) {
+        nb_search s[2];
+        for (int h = 0; h < 2; ++h) {
+            const int k = q[i + h] >> 8, t = q[i + h] & 0xFF;
+            s[h].list = gq_iqgrid_neighbours(g, st->map[k][t]);
+            s[h].xval = xval + 8 * k;
+            s[h].waux = waux + 8 * k;
+            s[h].scale = st->scales[t];
+        }
+        int p[2];
+        nearest8_pair(g, &s[0], &s[1], &p[0], &p[1]);
+        for (int h = 0; h < 2; ++h) {
+            fail |= p[h];
+            iq2_take(g, s[h].list, p[h] < 0 ? 0 : p[h], q[i + h] >> 8, q[i + h] & 0xFF, st);
+        }
+    }
+    return fail < 0 ? -1 : 0;
+}
+
+/* Pass 3: each trial's sums, one lane per trial, weight by weight as the
+ * scalar: sumqx += (w * x) * q, sumq2 += (w * q) * q, q = 2l + 1 looked up
+ * by the level bytes (vpermps reads the low 3 bits of the shifted word). */
+static void iq2_sum_all(const float *xval, const float *weight, iq2_state *st)
+{
+    const __m256 qtab = _mm256_setr_ps(1, 3, 5, 0, 0, 0, 0, 0);
+    for (int t0 = 0; t0 < st->ntrials; t0 += 8) {
         __m256 sx = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
-        for (int i4 = 0; i4 < n; i4 += 4) {
-            /* levels i4..i4+3 of the 8 trials (rows past ntrials not read) */
-            const __m256i four = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
-                                                             (const int *)(base + i4), rows, valid, 1);
-            for (int b = 0; b < 4; ++b) {
-                const int i = i4 + b;
-                const __m256i l = _mm256_and_si256(_mm256_srli_epi32(four, 8 * b), _mm256_set1_epi32(0xFF));
-                const __m256 q = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(l, l),
-                                                                     _mm256_set1_epi32(1)));
-                const __m256 w = _mm256_set1_ps(weight[i]);
-                sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_mul_ps(w, _mm256_set1_ps(xval[i])), q));
-                s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+        for (int k = 0; k < st->nsub; ++k) {
+            for (int h = 0; h < 2; ++h) {
+                const __m256i w4 = _mm256_loadu_si256((const __m256i *)((h ? st->whi[k] : st->wlo[k]) + t0));
+                for (int b = 0; b < 4; ++b) {
+                    const int i = 8 * k + 4 * h + b;
+                    const __m256 q = _mm256_permutevar8x32_ps(qtab, _mm256_srli_epi32(w4, 8 * b));
+                    const __m256 w = _mm256_set1_ps(weight[i]);
+                    sx = _mm256_add_ps(sx, _mm256_mul_ps(_mm256_set1_ps(weight[i] * xval[i]), q));
+                    s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_mul_ps(w, q), q));
+                }
             }
         }
-        float fx[8], f2[8];
-        _mm256_storeu_ps(fx, sx);
-        _mm256_storeu_ps(f2, s2);
-        memcpy(sumqx + t0, fx, sizeof(float) * (size_t)nt);
-        memcpy(sumq2 + t0, f2, sizeof(float) * (size_t)nt);
+        _mm256_storeu_ps(st->sumqx + t0, sx);
+        _mm256_storeu_ps(st->sumq2 + t0, s2);
     }
+}
+
+static int iq2_run(const gq_iqgrid *g, const float *xval, const float *weight, const float *waux,
+                   iq2_state *st)
+{
+    iq2_round_all(g, xval, st);
+    if (iq2_search_all(g, xval, waux, st) < 0)
+        return -1;
+    iq2_sum_all(xval, weight, st);
+    return 0;
 }
 
 static int iq2_trials_avx2(const gq_iqgrid *g, const float *xval, const float *weight,
                            const float *waux, int nsub, int ntrials, const float *ids,
                            const float *scales, gq_iq2_trial_out *out)
 {
-    for (int tr = 0; tr < ntrials; ++tr) {
-        int8_t *L = out->L + 8 * nsub * tr;
+    iq2_state st;
+    st.nsub = nsub;
+    st.ntrials = ntrials;
+    memset(st.ids, 0, sizeof st.ids);
+    memcpy(st.ids, ids, sizeof(float) * (size_t)ntrials);
+    memcpy(st.scales, scales, sizeof(float) * (size_t)ntrials);
+    if (iq2_run(g, xval, weight, waux, &st) < 0)
+        return -1;
+    for (int t = 0; t < ntrials; ++t) {
         for (int k = 0; k < nsub; ++k) {
-            const int r = iq2_round8_avx2(g, xval + 8 * k, waux + 8 * k, ids[tr], scales[tr],
-                                          L + 8 * k);
-            if (r < 0)
-                return -1;
-            out->on_grid[nsub * tr + k] = r == 1;
+            int8_t *L = out->L + 8 * (nsub * t + k);
+            memcpy(L, &st.wlo[k][t], 4);
+            memcpy(L + 4, &st.whi[k][t], 4);
+            out->on_grid[nsub * t + k] = !(st.off[k] >> t & 1);
+        }
+        out->sumqx[t] = st.sumqx[t];
+        out->sumq2[t] = st.sumq2[t];
+    }
+    return 0;
+}
+
+/* Each trial's sumqx * sumqx, scale = sumqx / sumq2 and score = scale * sumqx. */
+static void iq2_scores(iq2_state *st)
+{
+    for (int t0 = 0; t0 < st->ntrials; t0 += 8) {
+        const __m256 qx = _mm256_loadu_ps(st->sumqx + t0), q2 = _mm256_loadu_ps(st->sumq2 + t0);
+        const __m256 sc = _mm256_div_ps(qx, q2);
+        _mm256_storeu_ps(st->sumqx2 + t0, _mm256_mul_ps(qx, qx));
+        _mm256_storeu_ps(st->scale + t0, sc);
+        _mm256_storeu_ps(st->score + t0, _mm256_mul_ps(sc, qx));
+    }
+}
+
+/*
+ * The end of iq2_search: the groups of 8 in `redo` rounded again at the
+ * chosen scale (lane = weight), those off the grid searched together, then
+ * the scale refit over the whole group (sums in the scalar's order).
+ */
+static int iq2_reround(const gq_iqgrid *g, const float *xval, const float *weight,
+                       const float *waux, int nsub, unsigned redo, float *scale_io, int8_t *L)
+{
+    const float scale = *scale_io, id = 1 / scale;
+    nb_search s[4];
+    int8_t *dst[4];
+    int32_t ms[4];
+    int ns = 0;
+    for (int k = 0; k < nsub; ++k) {
+        if (!(redo >> k & 1))
+            continue;
+        const __m256 x = _mm256_loadu_ps(xval + 8 * k);
+        const __m256 v = _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                                       _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(id), x),
+                                                     _mm256_set1_ps(1.0f)));
+        __m256i l = nearest_int8(v);
+        l = _mm256_max_epi32(_mm256_setzero_si256(), _mm256_min_epi32(_mm256_set1_epi32(2), l));
+        const __m256i b = _mm256_shuffle_epi8(l, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                                  -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1,
+                                                                  -1, -1, -1, -1, -1, -1, -1, -1));
+        const uint32_t lo = (uint32_t)_mm256_extract_epi32(b, 0), hi = (uint32_t)_mm256_extract_epi32(b, 4);
+        memcpy(L + 8 * k, &lo, 4);
+        memcpy(L + 8 * k + 4, &hi, 4);
+        /* base-3 key: the top byte of word * 0x0103091B is l0 + 3l1 + 9l2 + 27l3 */
+        const int32_t m = g->map[((lo * 0x0103091Bu) >> 24) + 81 * ((hi * 0x0103091Bu) >> 24)];
+        if (m < 0) {
+            ms[ns] = m;
+            s[ns].list = gq_iqgrid_neighbours(g, m);
+            s[ns].xval = xval + 8 * k;
+            s[ns].waux = waux + 8 * k;
+            s[ns].scale = scale;
+            dst[ns] = L + 8 * k;
+            ++ns;
         }
     }
-    trial_sums(xval, weight, 8 * nsub, ntrials, out->L, 8 * nsub, out->sumqx, out->sumq2);
+    int fail = 0;
+    for (int i = 0; i + 1 < ns; i += 2) {
+        int p[2];
+        nearest8_pair(g, &s[i], &s[i + 1], &p[0], &p[1]);
+        for (int h = 0; h < 2; ++h) {
+            fail |= p[h];
+            memcpy(dst[i + h], g->coords[s[i + h].list[1 + (p[h] < 0 ? 0 : p[h])]], 8);
+        }
+    }
+    if (ns & 1) { /* one left: alone, 8 candidates per vector */
+        static const float q[3] = { 1, 3, 5 };
+        fail |= nearest8_avx2(g, ms[ns - 1], s[ns - 1].xval, s[ns - 1].waux, scale, q, dst[ns - 1]);
+    }
+    if (fail < 0)
+        return -1;
+    float sumqx = 0, sumq2 = 0;
+    for (int i = 0; i < 8 * nsub; ++i) {
+        const float w = weight[i];
+        const float q = 2 * L[i] + 1;
+        sumqx += w * xval[i] * q;
+        sumq2 += w * q * q;
+    }
+    if (sumq2 > 0)
+        *scale_io = sumqx / sumq2;
     return 0;
+}
+
+/* iq2_search: the trial scales 8 at a time (the scalar's operations
+ * lane-wise), the trial search, ggml's sequential choice, then the
+ * rounding again at the chosen scale. */
+static int iq2_search_avx2(const gq_iq_search_ops *ops, const gq_iqgrid *g, const float *xval,
+                         const float *weight, const float *waux, int nsub, int nhalf, float denom,
+                         int reround_all, float *scale_io, int8_t *L)
+{
+    (void)ops;
+    iq2_state st;
+    st.nsub = nsub;
+    st.ntrials = 2 * nhalf + 1;
+    for (int t0 = 0; t0 < st.ntrials; t0 += 8) {
+        const __m256i is = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                            _mm256_set1_epi32(t0 - nhalf));
+        const __m256 id = _mm256_div_ps(
+            _mm256_add_ps(_mm256_set1_ps(5.0f), _mm256_mul_ps(_mm256_cvtepi32_ps(is), _mm256_set1_ps(0.1f))),
+            _mm256_set1_ps(denom));
+        _mm256_storeu_ps(st.ids + t0, id);
+        _mm256_storeu_ps(st.scales + t0, _mm256_div_ps(_mm256_set1_ps(1.0f), id));
+    }
+    if (iq2_run(g, xval, weight, waux, &st) < 0)
+        return -1;
+    /* ggml's sequential choice, with every trial's scale = sumqx / sumq2
+     * and score = scale * sumqx computed up front (lane-wise, the same
+     * operations): no division in the chain of tests */
+    iq2_scores(&st);
+    float best = 0, scale = *scale_io;
+    int pick = -1;
+    for (int t = 0; t < st.ntrials; ++t) {
+        const float sumq2 = st.sumq2[t];
+        if (sumq2 > 0 && st.sumqx2[t] > best * sumq2) {
+            scale = st.scale[t];
+            best = st.score[t];
+            pick = t;
+        }
+    }
+    unsigned redo = reround_all ? (1u << nsub) - 1 : 0;
+    if (pick >= 0) {
+        for (int k = 0; k < nsub; ++k) {
+            memcpy(L + 8 * k, &st.wlo[k][pick], 4);
+            memcpy(L + 8 * k + 4, &st.whi[k][pick], 4);
+            if (!reround_all)
+                redo |= (st.off[k] >> pick & 1) << k;
+        }
+    }
+    *scale_io = scale;
+    if (redo && scale > 0)
+        return iq2_reround(g, xval, weight, waux, nsub, redo, scale_io, L);
+    return 0;
+}
+
+/*
+ * iq2_prep: a group's weights, square roots (vsqrtps rounds as sqrtf does),
+ * magnitudes and signs, 8 weights per vector. The parity fix finds the
+ * first least weight * xb * xb by a compare with the least value; NaN
+ * there, or a NaN magnitude for the maximum (whose sequential result then
+ * depends on the order), takes the scalar route.
+ */
+static float iq2_prep_avx2(int nsub, const float *xb, const float *qw, float sigma2, int even_parity,
+                             float *weight, float *waux, float *xval, uint8_t *signs)
+{
+    const __m256 zero = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f);
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    int unordered = 0;
+    for (int k = 0; k < nsub; ++k) {
+        const __m256 x = _mm256_loadu_ps(xb + 8 * k);
+        const __m256 w = qw ? _mm256_mul_ps(_mm256_loadu_ps(qw + 8 * k),
+                                            _mm256_sqrt_ps(_mm256_add_ps(_mm256_set1_ps(sigma2),
+                                                                         _mm256_mul_ps(x, x))))
+                            : _mm256_add_ps(_mm256_set1_ps(0.25f * sigma2), _mm256_mul_ps(x, x));
+        _mm256_storeu_ps(weight + 8 * k, w);
+        _mm256_storeu_ps(waux + 8 * k, _mm256_sqrt_ps(w));
+        const __m256 neg = _mm256_cmp_ps(x, zero, _CMP_NGE_UQ); /* !(x >= 0), NaN included */
+        __m256 xv = _mm256_xor_ps(x, _mm256_and_ps(neg, sign));
+        unsigned s = (unsigned)_mm256_movemask_ps(neg);
+        if (even_parity && (__builtin_popcount(s) & 1)) {
+            const __m256 ax = _mm256_mul_ps(_mm256_mul_ps(w, x), x);
+            int imin;
+            if (_mm256_movemask_ps(_mm256_cmp_ps(ax, ax, _CMP_UNORD_Q))) {
+                float a[8];
+                _mm256_storeu_ps(a, ax);
+                imin = 0;
+                for (int i = 1; i < 8; ++i)
+                    imin = a[i] < a[imin] ? i : imin;
+            } else {
+                __m256 m = _mm256_min_ps(ax, _mm256_permute2f128_ps(ax, ax, 1));
+                m = _mm256_min_ps(m, _mm256_permute_ps(m, 0x4E));
+                m = _mm256_min_ps(m, _mm256_permute_ps(m, 0xB1));
+                imin = __builtin_ctz((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(ax, m, _CMP_EQ_OQ)));
+            }
+            s ^= 1u << imin;
+            xv = _mm256_xor_ps(xv, _mm256_and_ps(sign, _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(imin)))));
+        }
+        _mm256_storeu_ps(xval + 8 * k, xv);
+        signs[k] = (uint8_t)s;
+        unordered |= _mm256_movemask_ps(_mm256_cmp_ps(xv, xv, _CMP_UNORD_Q));
+        mx = _mm256_max_ps(mx, xv);
+    }
+    if (unordered) {
+        float max = xval[0];
+        for (int i = 1; i < 8 * nsub; ++i)
+            max = max > xval[i] ? max : xval[i];
+        return max;
+    }
+    mx = _mm256_max_ps(mx, _mm256_permute2f128_ps(mx, mx, 1));
+    mx = _mm256_max_ps(mx, _mm256_permute_ps(mx, 0x4E));
+    mx = _mm256_max_ps(mx, _mm256_permute_ps(mx, 0xB1));
+    return _mm256_cvtss_f32(mx);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1432,6 +1871,8 @@ const gq_iq_search_ops gq_iq_search_avx2 = {
     .nearest8   = nearest8_avx2,
     .iq2_round8 = iq2_round8_avx2,
     .iq2_trials = iq2_trials_avx2,
+    .iq2_search = iq2_search_avx2,
+    .iq2_prep   = iq2_prep_avx2,
     .iq3_round4 = iq3_round4_avx2,
     .iq3_trials = iq3_trials_avx2,
     .iq1s_split = iq1s_split_avx2,

@@ -1,0 +1,333 @@
+/*
+ * test_quant_iq2_lanes.c — the x86 IQ2 searches (iqsearch.h hooks
+ * iq2_search, iq2_trials and iq2_prep of src/simd/avx2 and avx512) against
+ * the scalar ones, result for result, and gq_make_qp_quants against ggml's
+ * sequential algorithm (restated here as the reference), on inputs that
+ * reach the corners of their lane logic:
+ *  - neighbour searches run two (AVX2) or four (AVX-512) to a vector, 4
+ *    candidates each, with lists of every length (so lists that end at a
+ *    vector boundary, lists of different lengths side by side, searches of
+ *    different groups of 8 side by side, an odd last search alone): groups
+ *    aimed at random lattice points, both IQ2 group sizes, all three grids;
+ *  - exact distance ties (equal weights and magnitudes: the first candidate
+ *    of the list must win), zero, negative, huge (overflowing) and NaN
+ *    weights (searches that find nothing: status -1);
+ *  - the rounding again at the chosen scale (one, two or all groups), tiny,
+ *    negative and NaN scale denominators;
+ *  - iq2_prep: NaN/Inf/-0 weights, zero/negative/NaN importances, sign
+ *    parity ties (the first least weight*x*x) and NaN products;
+ *  - make_qp_quants' vectorised trials and refinement sweeps: ties, zeros,
+ *    negative importances, levels that wrap as uint8.
+ */
+#include "testutil.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "quants/common.h"
+#include "quants/iqsearch.h"
+#include "quants/qhelpers.h"
+#include "quants/tables.h"
+
+static float uniform(tu_rng *r) { return tu_rand_uniform(r); }
+
+#if defined(__x86_64__) || defined(_M_X64)
+
+enum { N_KINDS = 10 };
+
+static const struct {
+    ggufq_isa isa;
+    const gq_iq_search_ops *ops;
+} simd_tables[] = {
+    { GGUFQ_ISA_AVX2, &gq_iq_search_avx2 },
+    { GGUFQ_ISA_AVX512, &gq_iq_search_avx512 },
+};
+
+/*
+ * A group of 8 * nsub magnitudes and weights of one kind, aimed at a random
+ * lattice point at scale `s` (magnitudes near s * (2l + 1)).
+ */
+static void fill_group(tu_rng *r, int kind, int nsub, float s, float *xval, float *weight,
+                       float *waux)
+{
+    const int n = 8 * nsub;
+    const float c = (float)(1 + tu_rand_u64(r) % 5);
+    for (int i = 0; i < n; ++i) {
+        const int l = (int)(tu_rand_u64(r) % 3);
+        float x = s * (float)(2 * l + 1) * (0.8f + 0.4f * uniform(r));
+        float w = 0.1f + uniform(r);
+        switch (kind) {
+        case 0: break;                                          /* aimed, random weights */
+        case 1: x = c; w = 1.0f; break;                         /* all equal: exact ties */
+        case 2: x = (float)(tu_rand_u64(r) % 6); w = 1.0f; break; /* integers, midpoints */
+        case 3: w = tu_rand_u64(r) % 3 ? w : 0.0f; break;        /* zero weights */
+        case 4: w = tu_rand_u64(r) % 11 ? w : 1e38f; break;      /* overflowing distances */
+        case 5: w = tu_rand_u64(r) % 29 ? w : NAN; break;        /* NaN: searches fail */
+        case 6: w = tu_rand_u64(r) % 4 ? w : -w; break;          /* negative weights */
+        case 7: x *= 1e-39f; break;                              /* subnormal magnitudes */
+        case 8: x = i < 8 ? 0.0f : x; break;                     /* a zero group of 8 */
+        default: w = tu_rand_u64(r) % 13 ? w : INFINITY; break;  /* Inf: Inf * 0 = NaN */
+        }
+        xval[i] = x;
+        weight[i] = w;
+        waux[i] = kind == 6 ? w : sqrtf(w);
+    }
+}
+
+static int check_search(const char *name, const gq_iq_search_ops *ops, tu_rng *r, int kind,
+                        const gq_iqgrid *g, int nsub, int nhalf, int all)
+{
+    float xval[32], weight[32], waux[32];
+    const float s = 0.5f + 2 * uniform(r);
+    fill_group(r, kind, nsub, s, xval, weight, waux);
+    float max = 0;
+    for (int i = 0; i < 8 * nsub; ++i)
+        max = xval[i] > max ? xval[i] : max;
+    const int d = (int)(tu_rand_u64(r) % 8);
+    const float denom = d == 0 ? 1e-30f : d == 1 ? -max : d == 2 ? NAN : max;
+    const float scale0 = max / 5;
+    int8_t la[32], lb[32];
+    for (int i = 0; i < 32; ++i)
+        la[i] = lb[i] = all ? (int8_t)(tu_rand_u64(r) % 5) : 0;
+    float sa = scale0, sb = scale0;
+    const int ra = gq_iq2_search_scalar(&gq_iq_search_scalar, g, xval, weight, waux, nsub, nhalf,
+                                        denom, all, &sa, la);
+    const int rb = ops->iq2_search(ops, g, xval, weight, waux, nsub, nhalf, denom, all, &sb, lb);
+    if (ra != rb || (ra == 0 && (memcmp(&sa, &sb, 4) != 0 || memcmp(la, lb, (size_t)(8 * nsub)) != 0))) {
+        fprintf(stderr, "%s iq2_search kind %d grid %d nsub %d nhalf %d all %d: %d %a vs %d %a\n",
+                name, kind, g->size, nsub, nhalf, all, ra, sa, rb, sb);
+        return 1;
+    }
+    return 0;
+}
+
+static int check_trials(const char *name, const gq_iq_search_ops *ops, tu_rng *r, int kind,
+                        const gq_iqgrid *g, int nsub, int ntrials)
+{
+    float xval[32], weight[32], waux[32], ids[GQ_IQ2_MAX_TRIALS], scales[GQ_IQ2_MAX_TRIALS];
+    const float s = 0.5f + 2 * uniform(r);
+    fill_group(r, kind, nsub, s, xval, weight, waux);
+    for (int t = 0; t < ntrials; ++t) {
+        ids[t] = (0.6f + 0.05f * (float)t) / s;
+        scales[t] = 1 / ids[t];
+    }
+    static gq_iq2_trial_out a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    const int ra = gq_iq2_trials_scalar(g, xval, weight, waux, nsub, ntrials, ids, scales, &a);
+    const int rb = ops->iq2_trials(g, xval, weight, waux, nsub, ntrials, ids, scales, &b);
+    if (ra != rb || (ra == 0 && (memcmp(a.L, b.L, (size_t)(8 * nsub * ntrials)) != 0 ||
+                                 memcmp(a.on_grid, b.on_grid, (size_t)(nsub * ntrials)) != 0 ||
+                                 memcmp(a.sumqx, b.sumqx, 4 * (size_t)ntrials) != 0 ||
+                                 memcmp(a.sumq2, b.sumq2, 4 * (size_t)ntrials) != 0))) {
+        fprintf(stderr, "%s iq2_trials kind %d grid %d nsub %d ntrials %d: %d vs %d\n", name, kind,
+                g->size, nsub, ntrials, ra, rb);
+        return 1;
+    }
+    return 0;
+}
+
+static float special(tu_rng *r)
+{
+    static const float v[] = { 0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-40f, -3.0f };
+    return v[tu_rand_u64(r) % 8];
+}
+
+static int check_prep(const char *name, const gq_iq_search_ops *ops, tu_rng *r, int kind)
+{
+    const int nsub = tu_rand_u64(r) & 1 ? 4 : 2, parity = (int)(tu_rand_u64(r) & 1);
+    float xb[32], qw[32];
+    const float c = 0.5f + uniform(r);
+    for (int i = 0; i < 32; ++i) {
+        xb[i] = tu_rand_gauss(r);
+        qw[i] = 0.1f + uniform(r);
+        switch (kind) {
+        case 0: break;
+        case 1: xb[i] = tu_rand_u64(r) & 1 ? c : -c; qw[i] = 1.0f; break; /* parity ties */
+        case 2: xb[i] = tu_rand_u64(r) % 7 ? xb[i] : special(r); break;
+        case 3: qw[i] = tu_rand_u64(r) % 5 ? qw[i] : special(r); break;
+        case 4: xb[i] = tu_rand_u64(r) % 3 ? -0.0f : 0.0f; break;
+        case 5: qw[i] = 0.0f; break;
+        case 6: xb[i] = -fabsf(xb[i]); break;                           /* all negative */
+        case 7: xb[i] = (float)((int)(tu_rand_u64(r) % 5) - 2); break;
+        case 8: xb[i] = i == 31 ? NAN : xb[i]; break;                   /* NaN last */
+        default: break;
+        }
+    }
+    const float *qp = kind == 9 ? NULL : qw;
+    const float sigma2 = kind == 3 && tu_rand_u64(r) % 4 == 0 ? NAN : uniform(r);
+    float wa[32], wb[32], aa[32], ab[32], xa[32], xv[32];
+    uint8_t sa[4], sb[4];
+    const float ma = gq_iq2_prep_scalar(nsub, xb, qp, sigma2, parity, wa, aa, xa, sa);
+    const float mb = ops->iq2_prep(nsub, xb, qp, sigma2, parity, wb, ab, xv, sb);
+    const size_t n = (size_t)(8 * nsub);
+    /* a zero maximum may come back with either sign (iqsearch.h) */
+    const int max_ok = ma == 0 ? mb == 0 : memcmp(&ma, &mb, 4) == 0;
+    if (!max_ok || memcmp(wa, wb, 4 * n) != 0 || memcmp(aa, ab, 4 * n) != 0 ||
+        memcmp(xa, xv, 4 * n) != 0 || memcmp(sa, sb, (size_t)nsub) != 0) {
+        fprintf(stderr, "%s iq2_prep kind %d nsub %d parity %d: max %a vs %a\n", name, kind, nsub,
+                parity, ma, mb);
+        return 1;
+    }
+    return 0;
+}
+
+static void test_x86_iq2_searches_match_scalar(void **state)
+{
+    (void)state;
+    static const gq_iqgrid_id grids[] = { GQ_IQGRID_IQ2XXS, GQ_IQGRID_IQ2XS, GQ_IQGRID_IQ2S };
+    int bad = 0, ran = 0;
+    for (size_t t = 0; t < sizeof simd_tables / sizeof simd_tables[0]; ++t) {
+        if (!ggufq_isa_supported(simd_tables[t].isa))
+            continue;
+        const char *name = ggufq_isa_name(simd_tables[t].isa);
+        const gq_iq_search_ops *ops = simd_tables[t].ops;
+        tu_rng r = { 0x1A2B3C4D5E6F7081ull };
+        for (size_t gi = 0; gi < 3; ++gi) {
+            const gq_iqgrid *g = gq_iqgrid_get(grids[gi]);
+            assert_non_null(g);
+            for (int round = 0; round < 400; ++round) {
+                const int kind = round % N_KINDS;
+                for (int nsub = 2; nsub <= 4; nsub += 2) {
+                    static const int halves[] = { 9, 6, 0, 3, 8 };
+                    const int nhalf = halves[round % 5];
+                    bad += check_search(name, ops, &r, kind, g, nsub, nhalf, round & 1);
+                    bad += check_search(name, ops, &r, kind, g, nsub, 9 - (round & 3), !(round & 1));
+                    bad += check_trials(name, ops, &r, kind, g, nsub, 1 + round % GQ_IQ2_MAX_TRIALS);
+                }
+            }
+        }
+        for (int round = 0; round < 2000; ++round)
+            bad += check_prep(name, ops, &r, round % 10);
+        printf("%s: IQ2 trial searches and group preparation compared against scalar\n", name);
+        ran++;
+    }
+    if (!ran)
+        skip();
+    assert_int_equal(bad, 0);
+}
+
+#else
+
+static void test_x86_iq2_searches_match_scalar(void **state)
+{
+    (void)state;
+    skip(); /* x86 only */
+}
+
+#endif
+
+/* ggml's make_qp_quants as written there: one trial scale after the other,
+ * each element's refinement step in turn. */
+static float qp_reference(int n, int nmax, const float *x, uint8_t *L, const float *qw)
+{
+    float max = 0;
+    for (int i = 0; i < n; ++i)
+        max = max > x[i] ? max : x[i];
+    if (max < GQ_GROUP_MAX_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.0f;
+    }
+    float iscale = nmax / max;
+    for (int i = 0; i < n; ++i)
+        L[i] = (uint8_t)gq_nearest_int(iscale * x[i]);
+    const float scale = 1 / iscale;
+    float best_mse = 0;
+    for (int i = 0; i < n; ++i) {
+        const float diff = x[i] - scale * L[i];
+        best_mse += qw[i] * diff * diff;
+    }
+    for (int is = -4; is <= 4; ++is) {
+        if (is == 0)
+            continue;
+        const float iscale_is = (0.1f * is + nmax) / max, scale_is = 1 / iscale_is;
+        float mse = 0;
+        for (int i = 0; i < n; ++i) {
+            int l = gq_nearest_int(iscale_is * x[i]);
+            l = l < nmax ? l : nmax;
+            const float diff = x[i] - scale_is * l;
+            mse += qw[i] * diff * diff;
+        }
+        if (mse < best_mse) {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = gq_nearest_int(iscale * x[i]);
+        l = l < nmax ? l : nmax;
+        L[i] = (uint8_t)l;
+        sumlx += qw[i] * x[i] * l;
+        suml2 += qw[i] * l * l;
+    }
+    for (int itry = 0; itry < 5; ++itry) {
+        int n_changed = 0;
+        for (int i = 0; i < n; ++i) {
+            const float w = qw[i];
+            float slx = sumlx - w * x[i] * L[i];
+            float sl2 = suml2 - w * L[i] * L[i];
+            if (slx > 0 && sl2 > 0) {
+                int new_l = gq_nearest_int(x[i] * sl2 / slx);
+                new_l = new_l < nmax ? new_l : nmax;
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = (uint8_t)new_l;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++n_changed;
+                    }
+                }
+            }
+        }
+        if (!n_changed)
+            break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+static void test_make_qp_quants_matches_sequential(void **state)
+{
+    (void)state;
+    static const int sizes[][2] = { { 8, 63 }, { 16, 15 }, { 32, 4 }, { 32, 63 }, { 5, 7 } };
+    tu_rng r = { 0x0F1E2D3C4B5A6978ull };
+    int bad = 0;
+    for (int round = 0; round < 6000; ++round) {
+        const int n = sizes[round % 5][0], nmax = sizes[round % 5][1], kind = (round / 5) % 8;
+        float x[32], qw[32];
+        for (int i = 0; i < n; ++i) {
+            x[i] = fabsf(tu_rand_gauss(&r)) * (kind == 5 ? 1e-3f : 1.0f);
+            qw[i] = 0.1f + uniform(&r);
+            switch (kind) {
+            case 1: x[i] = (float)(1 + tu_rand_u64(&r) % 3); qw[i] = 1.0f; break; /* ties */
+            case 2: qw[i] = tu_rand_u64(&r) % 3 ? qw[i] : 0.0f; break;
+            case 3: qw[i] = tu_rand_u64(&r) % 4 ? qw[i] : -qw[i]; break;
+            case 4: x[i] = tu_rand_u64(&r) % 4 ? x[i] : -x[i]; break; /* levels wrap */
+            case 6: x[i] = tu_rand_u64(&r) % 17 ? x[i] : NAN; break;
+            case 7: x[i] = round < 40 ? 0.0f : x[i]; break;
+            default: break;
+            }
+        }
+        uint8_t la[32], lb[32];
+        const float a = qp_reference(n, nmax, x, la, qw);
+        const float b = gq_make_qp_quants(n, nmax, x, lb, qw);
+        if (memcmp(&a, &b, 4) != 0 || memcmp(la, lb, (size_t)n) != 0) {
+            fprintf(stderr, "make_qp_quants n %d nmax %d kind %d: %a vs %a\n", n, nmax, kind, a, b);
+            bad++;
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_x86_iq2_searches_match_scalar),
+        cmocka_unit_test(test_make_qp_quants_matches_sequential),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
