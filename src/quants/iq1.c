@@ -24,12 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#elif defined(__aarch64__) && defined(__ARM_NEON)
-#include <arm_neon.h>
-#endif
-
 #include "common.h"
 #include "iqgrid.h"
 #include "iqsearch.h"
@@ -225,32 +219,15 @@ static float row_sigma2(const float *xbl)
 }
 
 /*
- * weight[i] = qw[i] * sqrtf(sigma2 + xb[i]^2) for n (a multiple of 4)
- * values. sqrtf is correctly rounded, and so are the vector square roots
- * (sqrtps, fsqrt), so 4 lanes at a time give the same bytes; the scalar
- * sqrtf cannot be vectorised by the compiler (errno).
+ * weight[i] = qw[i] * sqrtf(sigma2 + xb[i]^2). Kernel files build with
+ * -fno-math-errno, so sqrtf is the (correctly rounded) instruction and the
+ * compiler may vectorise this loop with the same bytes.
  */
 static void importance_weights(int n, const float *xb, const float *qw, float sigma2,
                                float *weight)
 {
-#if defined(__SSE2__)
-    const __m128 s = _mm_set1_ps(sigma2);
-    for (int i = 0; i < n; i += 4) {
-        const __m128 x = _mm_loadu_ps(xb + i);
-        const __m128 r = _mm_sqrt_ps(_mm_add_ps(s, _mm_mul_ps(x, x)));
-        _mm_storeu_ps(weight + i, _mm_mul_ps(_mm_loadu_ps(qw + i), r));
-    }
-#elif defined(__aarch64__) && defined(__ARM_NEON)
-    const float32x4_t s = vdupq_n_f32(sigma2);
-    for (int i = 0; i < n; i += 4) {
-        const float32x4_t x = vld1q_f32(xb + i);
-        const float32x4_t r = vsqrtq_f32(vaddq_f32(s, vmulq_f32(x, x)));
-        vst1q_f32(weight + i, vmulq_f32(vld1q_f32(qw + i), r));
-    }
-#else
     for (int i = 0; i < n; ++i)
         weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
-#endif
 }
 
 /* ggml's running max of |xb[i]| (n = 16 or 32). Without NaN the order does
