@@ -38,6 +38,7 @@
  * std::regex_search does; \d \w \s (and \D \W \S) are translated.
  */
 #include "requant/plan.h"
+#include "gguf/errors.h"
 
 #include <ctype.h>
 #include <regex.h>
@@ -83,16 +84,15 @@ typedef struct policy {
     ggufq_error *err;
 } policy;
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static int fail(ggufq_error *err, int status, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = status;
-        err->offset = GGUFQ_NO_OFFSET;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes the names it quotes */
+    va_end(ap);
     return status;
 }
 

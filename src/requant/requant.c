@@ -17,19 +17,16 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "gguf/errors.h"
 #include "requant/plan.h"
 #include "requant/requant_internal.h"
 
 int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
 {
-    if (err) {
-        err->status = status;
-        err->offset = GGUFQ_NO_OFFSET;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes file text */
+    va_end(ap);
     return status;
 }
 
@@ -307,14 +304,9 @@ static void name_file_in_message(ggufq_error *err, const char *file)
         return;
     char msg[sizeof err->message];
     memcpy(msg, err->message, sizeof msg);
-    int k = snprintf(err->message, sizeof err->message, "%s: ", file);
-    if (k < 0 || (size_t)k >= sizeof err->message) {   /* a path that long: keep the message */
-        memcpy(err->message, msg, sizeof msg);
-        return;
-    }
-    size_t room = sizeof err->message - (size_t)k - 1, len = strnlen(msg, sizeof msg);
-    memcpy(err->message + k, msg, len < room ? len : room);
-    err->message[(size_t)k + (len < room ? len : room)] = '\0';
+    uint64_t offset = err->offset;
+    gq_fail(err, err->status, file, GGUFQ_NO_OFFSET, "%s", msg);
+    err->offset = offset;
 }
 
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,

@@ -325,6 +325,16 @@ run info "$TMP"
 expect 1 "a directory"
 err_has "$TMP" "a directory"
 
+# ---- names in error messages reach the terminal escaped, never raw --------------
+# esc_dupkey.gguf: the key '\e]0;PWNED\a\e[2J' (set the window title, clear the screen) twice
+run info "$TESTS/data/esc_dupkey.gguf"
+expect 1 "duplicate key with escape sequences" && {
+    printf '%s\n' "ggufq: $TESTS/data/esc_dupkey.gguf: offset 51: duplicate key '\\x1b]0;PWNED\\x07\\x1b[2J' (keys 0 and 1)" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" && echo "ok: the key is escaped in the message" ||
+        fail "escaped key: got $(od -c "$TMP/err" | head -6)"
+    [ ! -s "$TMP/out" ] || fail "duplicate key: printed something"
+}
+
 if [ "$FAILS" -ne 0 ]; then
     echo "$FAILS check(s) failed"
     exit 1
