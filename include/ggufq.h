@@ -454,7 +454,7 @@ typedef struct ggufq_plan_entry {
     const char *name;
     ggufq_type  in_type;
     ggufq_type  out_type;        /* == in_type: copied byte for byte */
-    uint32_t    n_dims;
+    uint32_t    n_dims;          /* as written: trailing 1s dropped, as llama.cpp ([1,1,64,1]: 3) */
     int64_t     dims[GGUFQ_MAX_DIMS];
     uint64_t    in_bytes;
     uint64_t    out_bytes;

@@ -246,7 +246,7 @@ static int fill_inputs(const gq_shards *s, const tensor_ref *refs, ggufq_plan *p
         ggufq_plan_entry *e = &p->entries[i];
         e->name = p->names[i];
         e->in_type = e->out_type = t.type;
-        e->n_dims = t.n_dims;
+        e->n_dims = gq_output_dims(t.n_dims, t.dims);
         memcpy(e->dims, t.dims, sizeof e->dims);
         e->in_bytes = t.size;
         e->reason = "";
