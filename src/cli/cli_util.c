@@ -241,7 +241,13 @@ size_t utf8_sequence_length(const unsigned char *p, size_t avail, size_t *bad)
     return n;
 }
 
-bool cli_text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, bool quoted)
+/*
+ * The escaping loop: control characters and invalid UTF-8 always; backslashes
+ * (names: unambiguous) and '"' (quoted strings) on request. Without them the
+ * escaping is idempotent, as the library's messages are (src/gguf/errors.c).
+ */
+static bool escape_into(strbuf *sb, const char *s, size_t len, size_t max_chars, bool backslash,
+                        bool quoted)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t shown = 0, i = 0;
@@ -250,7 +256,8 @@ bool cli_text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, b
         size_t bad;
         size_t n = utf8_sequence_length(p + i, len - i, &bad);
         bool c1 = n == 2 && c == 0xC2 && p[i + 1] < 0xA0;   /* U+0080..U+009F */
-        if (n > 0 && !c1 && c >= 0x20 && c != 0x7f && c != '\\' && !(quoted && c == '"')) {
+        if (n > 0 && !c1 && c >= 0x20 && c != 0x7f && !(backslash && c == '\\') &&
+            !(quoted && c == '"')) {
             sb_append(sb, s + i, n);
             i += n;
         } else if (c1) {
@@ -270,6 +277,11 @@ bool cli_text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, b
         shown++;
     }
     return i < len;
+}
+
+bool cli_text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, bool quoted)
+{
+    return escape_into(sb, s, len, max_chars, true, quoted);
 }
 
 void cli_text_name(strbuf *sb, const char *s)
@@ -299,7 +311,11 @@ void cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ggufq: %s\n", msg);
+    /* Messages quote names from files: never a raw control byte on the terminal. */
+    strbuf sb = { 0 };
+    escape_into(&sb, msg, strlen(msg), SIZE_MAX, false, false);
+    fprintf(stderr, "ggufq: %s\n", sb.oom ? "(out of memory while reporting an error)" : sb_str(&sb));
+    sb_free(&sb);
 }
 
 void cli_report(int status, const ggufq_error *err, const char *what)

@@ -87,7 +87,11 @@ size_t cli_display_width(const char *s, size_t len);
 
 /* ---- errors ------------------------------------------------------------ */
 
-/* "ggufq: <message>" on stderr. */
+/*
+ * "ggufq: <message>" on stderr, with control characters and invalid UTF-8
+ * escaped as the library escapes its messages (backslashes kept, so a
+ * library message passes unchanged).
+ */
 void cli_error(const char *fmt, ...) CLI_PRINTF_LIKE(1, 2);
 /*
  * Report a library failure: the error's message if it has one (it names the
