@@ -196,6 +196,28 @@ expect 1 "NaN in a tensor named with escape sequences" && {
 }
 [ "$(nfiles "$TMP/empty")" -eq 0 ] || fail "files left: $(ls -A "$TMP/empty")"
 
+# ---- outputs must load in ggml: nested arrays are refused (requant and dequant) ----
+# a GGUF v3 file, no tensors, one key 'k<ESC>x' holding an empty array of arrays
+printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\003\000\000\000\000\000\000\000k\033x\011\000\000\000\011\000\000\000\000\000\000\000\000\000\000\000' >"$TMP/nested.gguf"
+run requant "$TMP/nested.gguf" q8_0 "$TMP/empty/n.gguf"
+expect 1 "requant refuses nested arrays" && {
+    printf '%s\n' "ggufq: $TMP/nested.gguf: key 'k\\x1bx' is an array of arrays: valid GGUF, but ggml's GGUF reader refuses nested arrays (llama.cpp cannot quantize this file, nor load an output with this key)" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" || fail "requant nested arrays: got $(od -c "$TMP/err" | head -8)"
+}
+run dequant "$TMP/nested.gguf" "$TMP/empty/n.gguf"
+expect 1 "dequant refuses nested arrays" && {
+    printf '%s\n' "ggufq: $TMP/nested.gguf: key 'k\\x1bx' is an array of arrays: valid GGUF, but ggml's GGUF reader refuses nested arrays, so OUT would not load; $TMP/empty/n.gguf not written" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" || fail "dequant nested arrays: got $(od -c "$TMP/err" | head -8)"
+}
+
+# ---- the imatrix must be a regular file (/dev/zero never ends) -------------------
+run requant "$FIXTURE" q4_K "$TMP/empty/x.gguf" --imatrix /dev/zero
+expect 1 "--imatrix /dev/zero" && {
+    printf '%s\n' "ggufq: /dev/zero: the imatrix must be a regular file, not a character device" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" || fail "--imatrix /dev/zero: got $(cat "$TMP/err")"
+}
+[ "$(nfiles "$TMP/empty")" -eq 0 ] || fail "files left: $(ls -A "$TMP/empty")"
+
 if [ "$FAILS" -ne 0 ]; then
     echo "$FAILS failure(s)"
     exit 1
