@@ -67,7 +67,8 @@ typedef enum ggufq_status {
     GGUFQ_E_BAD_KEY          = -14, /* key empty, longer than 65535 bytes, or contains NUL */
     GGUFQ_E_BAD_VALUE_TYPE   = -15, /* unknown metadata value type */
     GGUFQ_E_BAD_BOOL         = -16, /* bool stored as something other than 0 or 1 */
-    GGUFQ_E_NESTING          = -17, /* arrays nested deeper than GGUFQ_MAX_NESTING */
+    GGUFQ_E_NESTING          = -17, /* arrays nested deeper than GGUFQ_MAX_NESTING; requant:
+                                       any nested array (ggml refuses them) */
     GGUFQ_E_DUPLICATE_KEY    = -18,
     GGUFQ_E_DUPLICATE_TENSOR = -19,
     GGUFQ_E_BAD_ALIGNMENT    = -20, /* general.alignment of wrong type, zero, or not a power of two */
@@ -384,9 +385,17 @@ GGUFQ_API int ggufq_writer_set_array (ggufq_writer *w, const char *key, ggufq_va
                                       const void *elems, uint64_t n);
 GGUFQ_API int ggufq_writer_set_string_array(ggufq_writer *w, const char *key,
                                             const char *const *strs, const size_t *lens, uint64_t n);
-/** Copy a value read from a file (any type, any nesting). */
+/**
+ * Copy a value read from a file (any type, any nesting). Nested arrays (arrays
+ * of arrays) are valid GGUF and are written as given, but ggml's GGUF reader
+ * (so llama.cpp) refuses a file holding one: ggufq_requant and `ggufq dequant`
+ * refuse such input rather than write a file ggml cannot load.
+ */
 GGUFQ_API int ggufq_writer_set_value (ggufq_writer *w, const char *key, const ggufq_value *v);
-/** A value given in GGUF encoding (after the type tag); validated like a file's. For nested arrays. */
+/**
+ * A value given in GGUF encoding (after the type tag); validated like a file's.
+ * For nested arrays (which ggml cannot load: see ggufq_writer_set_value).
+ */
 GGUFQ_API int ggufq_writer_set_encoded(ggufq_writer *w, const char *key, ggufq_value_type t,
                                        const void *bytes, size_t len);
 GGUFQ_API int ggufq_writer_remove    (ggufq_writer *w, const char *key);
@@ -454,7 +463,7 @@ typedef struct ggufq_plan_entry {
     const char *name;
     ggufq_type  in_type;
     ggufq_type  out_type;        /* == in_type: copied byte for byte */
-    uint32_t    n_dims;
+    uint32_t    n_dims;          /* as written: trailing 1s dropped, as llama.cpp ([1,1,64,1]: 3) */
     int64_t     dims[GGUFQ_MAX_DIMS];
     uint64_t    in_bytes;
     uint64_t    out_bytes;

@@ -202,6 +202,105 @@ void sb_free(strbuf *sb)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Text from files                                                           */
+/* ------------------------------------------------------------------------- */
+
+size_t utf8_sequence_length(const unsigned char *p, size_t avail, size_t *bad)
+{
+    unsigned char c = p[0];
+    *bad = 1;
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;                    /* no overlong forms */
+        else if (c == 0xED)
+            hi = 0x9F;                    /* no UTF-16 surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;                    /* nothing above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (avail < 2 || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++) {
+        if (i >= avail || p[i] < 0x80 || p[i] > 0xBF) {
+            *bad = i;                     /* a valid but incomplete prefix */
+            return 0;
+        }
+    }
+    return n;
+}
+
+/*
+ * The escaping loop: control characters and invalid UTF-8 always; backslashes
+ * (names: unambiguous) and '"' (quoted strings) on request. Without them the
+ * escaping is idempotent, as the library's messages are (src/gguf/errors.c).
+ */
+static bool escape_into(strbuf *sb, const char *s, size_t len, size_t max_chars, bool backslash,
+                        bool quoted)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t shown = 0, i = 0;
+    while (i < len && shown < max_chars) {
+        unsigned char c = p[i];
+        size_t bad;
+        size_t n = utf8_sequence_length(p + i, len - i, &bad);
+        bool c1 = n == 2 && c == 0xC2 && p[i + 1] < 0xA0;   /* U+0080..U+009F */
+        if (n > 0 && !c1 && c >= 0x20 && c != 0x7f && !(backslash && c == '\\') &&
+            !(quoted && c == '"')) {
+            sb_append(sb, s + i, n);
+            i += n;
+        } else if (c1) {
+            sb_printf(sb, "\\x%02x\\x%02x", c, p[i + 1]);
+            i += 2;
+        } else {
+            switch (c) {
+            case '"':  sb_puts(sb, "\\\""); break;
+            case '\\': sb_puts(sb, "\\\\"); break;
+            case '\n': sb_puts(sb, "\\n"); break;
+            case '\t': sb_puts(sb, "\\t"); break;
+            case '\r': sb_puts(sb, "\\r"); break;
+            default:   sb_printf(sb, "\\x%02x", c); break;
+            }
+            i += 1;
+        }
+        shown++;
+    }
+    return i < len;
+}
+
+bool cli_text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, bool quoted)
+{
+    return escape_into(sb, s, len, max_chars, true, quoted);
+}
+
+void cli_text_name(strbuf *sb, const char *s)
+{
+    sb->len = 0;
+    sb_puts(sb, "");
+    cli_text_escaped(sb, s, strlen(s), SIZE_MAX, false);
+}
+
+size_t cli_display_width(const char *s, size_t len)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+/* ------------------------------------------------------------------------- */
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------- */
 
@@ -212,7 +311,11 @@ void cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ggufq: %s\n", msg);
+    /* Messages quote names from files: never a raw control byte on the terminal. */
+    strbuf sb = { 0 };
+    escape_into(&sb, msg, strlen(msg), SIZE_MAX, false, false);
+    fprintf(stderr, "ggufq: %s\n", sb.oom ? "(out of memory while reporting an error)" : sb_str(&sb));
+    sb_free(&sb);
 }
 
 void cli_report(int status, const ggufq_error *err, const char *what)

@@ -63,9 +63,35 @@ void sb_printf(strbuf *sb, const char *fmt, ...) CLI_PRINTF_LIKE(2, 3);
 const char *sb_str(const strbuf *sb);
 void sb_free(strbuf *sb);
 
+/* ---- text from files --------------------------------------------------- */
+
+/*
+ * Length of the valid UTF-8 sequence starting at p (1-4); or 0 if there is
+ * none, with *bad set to the length of the maximal invalid subpart (1-3):
+ * the bytes to replace by one U+FFFD.
+ */
+size_t utf8_sequence_length(const unsigned char *p, size_t avail, size_t *bad);
+/*
+ * Append s (len bytes) fit for a terminal, stopping after max_chars
+ * characters: backslash and control characters escaped (\\, \n, \t, \r,
+ * else \xNN; C1 controls U+0080..U+009F as the \xNN of both their bytes),
+ * each byte that is not valid UTF-8 as \xNN, and '"' as \" when quoted.
+ * Returns true if it stopped early. Every name or string from a file that
+ * the program prints in text goes through this (JSON has its own escaping).
+ */
+bool cli_text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, bool quoted);
+/* sb = s escaped (cli_text_escaped), for a table cell. */
+void cli_text_name(strbuf *sb, const char *s);
+/* Columns taken on a terminal: characters, not bytes (wide characters aside). */
+size_t cli_display_width(const char *s, size_t len);
+
 /* ---- errors ------------------------------------------------------------ */
 
-/* "ggufq: <message>" on stderr. */
+/*
+ * "ggufq: <message>" on stderr, with control characters and invalid UTF-8
+ * escaped as the library escapes its messages (backslashes kept, so a
+ * library message passes unchanged).
+ */
 void cli_error(const char *fmt, ...) CLI_PRINTF_LIKE(1, 2);
 /*
  * Report a library failure: the error's message if it has one (it names the

@@ -132,6 +132,13 @@ static int copy_metadata(dequant_job *job)
         const char *key = ggufq_kv_key(job->in, i);
         ggufq_value v;
         int rc = ggufq_kv_value(job->in, i, &v);
+        if (rc == GGUFQ_OK && v.type == GGUFQ_VT_ARRAY && v.elem_type == GGUFQ_VT_ARRAY) {
+            /* valid GGUF, but ggml's reader refuses nested arrays: OUT would not load */
+            cli_error("%s: key '%.200s%s' is an array of arrays: valid GGUF, but ggml's GGUF reader refuses "
+                      "nested arrays, so OUT would not load; %s not written", job->in_path, key,
+                      strlen(key) > 200 ? "..." : "", job->out_path);
+            return GGUFQ_E_NESTING;
+        }
         if (rc == GGUFQ_OK)
             rc = ggufq_writer_set_value(job->out, key, &v);
         if (rc < 0) {

@@ -21,64 +21,14 @@
 /* Human-readable values                                                     */
 /* ------------------------------------------------------------------------- */
 
-/*
- * Append s with control characters and invalid UTF-8 bytes escaped (\n, \xNN,
- * ...; '"' too when quoted), stopping after max_chars characters. Returns true
- * if it stopped early.
- */
-static bool text_escaped(strbuf *sb, const char *s, size_t len, size_t max_chars, bool quoted)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t shown = 0, i = 0;
-    while (i < len && shown < max_chars) {
-        unsigned char c = p[i];
-        size_t bad;
-        size_t n = utf8_sequence_length(p + i, len - i, &bad);
-        if (n > 0 && c >= 0x20 && c != 0x7f && c != '\\' && !(quoted && c == '"')) {
-            sb_append(sb, s + i, n);
-            i += n;
-        } else {
-            switch (c) {
-            case '"':  sb_puts(sb, "\\\""); break;
-            case '\\': sb_puts(sb, "\\\\"); break;
-            case '\n': sb_puts(sb, "\\n"); break;
-            case '\t': sb_puts(sb, "\\t"); break;
-            case '\r': sb_puts(sb, "\\r"); break;
-            default:   sb_printf(sb, "\\x%02x", c); break;
-            }
-            i += 1;
-        }
-        shown++;
-    }
-    return i < len;
-}
-
 /* A quoted, escaped string cut after max_chars characters, with "…" after the quote if cut. */
 static void text_string(strbuf *sb, const char *s, size_t len, size_t max_chars)
 {
     sb_putc(sb, '"');
-    bool cut = text_escaped(sb, s, len, max_chars, true);
+    bool cut = cli_text_escaped(sb, s, len, max_chars, true);
     sb_putc(sb, '"');
     if (cut)
         sb_puts(sb, "\xE2\x80\xA6");   /* U+2026 HORIZONTAL ELLIPSIS */
-}
-
-/* Columns taken on a terminal: characters, not bytes (wide characters aside). */
-static size_t display_width(const char *s, size_t len)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80)
-            w++;
-    return w;
-}
-
-/* s escaped for a table cell. */
-static void text_name(strbuf *sb, const char *s)
-{
-    sb->len = 0;
-    sb_puts(sb, "");
-    text_escaped(sb, s, strlen(s), SIZE_MAX, false);
 }
 
 static int text_value(strbuf *sb, const ggufq_value *v);
@@ -219,8 +169,8 @@ static int print_metadata(const ggufq_file *f)
         int rc = ggufq_kv_value(f, i, &v);
         if (rc < 0)
             return rc;
-        text_name(&key, ggufq_kv_key(f, i));
-        size_t kw = display_width(key.ptr, key.len);
+        cli_text_name(&key, ggufq_kv_key(f, i));
+        size_t kw = cli_display_width(key.ptr, key.len);
         if (kw > key_w && kw <= KEY_COLUMN_MAX)
             key_w = kw;
         sb.len = 0;
@@ -235,11 +185,11 @@ static int print_metadata(const ggufq_file *f)
         rc = ggufq_kv_value(f, i, &v);
         if (rc < 0)
             break;
-        text_name(&key, ggufq_kv_key(f, i));
+        cli_text_name(&key, ggufq_kv_key(f, i));
         sb.len = 0;
         text_value_type(&sb, &v);
         out_printf("  %s", sb_str(&key));
-        out_pad(display_width(key.ptr, key.len), key_w);
+        out_pad(cli_display_width(key.ptr, key.len), key_w);
         out_printf("  %s", sb_str(&sb));
         out_pad(sb.len, type_w);
         out_puts("  ");
@@ -291,9 +241,9 @@ static void measure_tensors(const ggufq_file *f, tensor_columns *w)
         char shape[128];
         text_shape(shape, sizeof shape, &t);
         const char *type = ggufq_type_name(t.type);
-        text_name(&name, t.name);
+        cli_text_name(&name, t.name);
         size_t l;
-        if ((l = display_width(name.ptr, name.len)) > w->name) w->name = l;
+        if ((l = cli_display_width(name.ptr, name.len)) > w->name) w->name = l;
         if (type && (l = strlen(type)) > w->type) w->type = l;
         if ((l = strlen(shape)) > w->shape) w->shape = l;
         if ((l = digits_u64(t.offset)) > w->offset) w->offset = l;
@@ -321,9 +271,9 @@ static int print_tensors(const ggufq_file *f)
         char shape[128];
         text_shape(shape, sizeof shape, &t);
         const char *type = ggufq_type_name(t.type);
-        text_name(&name, t.name);
+        cli_text_name(&name, t.name);
         out_printf("  %*" PRId64 "  %s", (int)w.index, i, sb_str(&name));
-        out_pad(display_width(name.ptr, name.len), w.name);
+        out_pad(cli_display_width(name.ptr, name.len), w.name);
         out_printf("  %-*s  %-*s  %*" PRIu64 "  %*" PRIu64 "\n", (int)w.type, type ? type : "?",
                    (int)w.shape, shape, (int)w.offset, t.offset, (int)w.size, t.size);
         total_bytes += t.size;

@@ -199,8 +199,10 @@ static void print_plan(const ggufq_plan *plan)
                "in bytes", "out bytes", "bpw", "why");
     uint64_t in = 0, out = 0, weights = 0;
     int64_t n_q = 0;
+    strbuf name = { 0 };
     for (int64_t i = 0; i < ggufq_plan_count(plan); i++) {
         const ggufq_plan_entry *e = ggufq_plan_at(plan, i);
+        cli_text_name(&name, e->name);   /* a name from the file: escaped, as info shows it */
         char shape[64];
         int len = snprintf(shape, sizeof shape, "[%" PRId64, e->dims[0]);
         for (uint32_t d = 1; d < e->n_dims && len > 0 && (size_t)len < sizeof shape; d++)
@@ -208,7 +210,9 @@ static void print_plan(const ggufq_plan *plan)
         if (len > 0 && (size_t)len < sizeof shape - 1)
             snprintf(shape + len, sizeof shape - (size_t)len, "]");
         uint64_t w = entry_weights(e);
-        out_printf("%4" PRId64 "  %-36s %-20s %-8s %-8s %12" PRIu64 " %12" PRIu64 " %7.3f  %s%s\n", i, e->name,
+        out_printf("%4" PRId64 "  %s", i, sb_str(&name));
+        out_pad(cli_display_width(name.ptr, name.len), 36);
+        out_printf(" %-20s %-8s %-8s %12" PRIu64 " %12" PRIu64 " %7.3f  %s%s\n",
                    shape, ggufq_type_name(e->in_type), ggufq_type_name(e->out_type), e->in_bytes, e->out_bytes,
                    bpw(e->out_bytes, w), e->reason ? e->reason : "", e->uses_imatrix ? " (imatrix)" : "");
         in += e->in_bytes;
@@ -216,6 +220,7 @@ static void print_plan(const ggufq_plan *plan)
         weights += w;
         n_q += e->out_type != e->in_type;
     }
+    sb_free(&name);
     char a[32], b[32];
     cli_format_bytes(a, sizeof a, in);
     cli_format_bytes(b, sizeof b, out);

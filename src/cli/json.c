@@ -9,42 +9,6 @@
 
 #include "cli_util.h"
 
-size_t utf8_sequence_length(const unsigned char *p, size_t avail, size_t *bad)
-{
-    unsigned char c = p[0];
-    *bad = 1;
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;                    /* no overlong forms */
-        else if (c == 0xED)
-            hi = 0x9F;                    /* no UTF-16 surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;                    /* nothing above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (avail < 2 || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++) {
-        if (i >= avail || p[i] < 0x80 || p[i] > 0xBF) {
-            *bad = i;                     /* a valid but incomplete prefix */
-            return 0;
-        }
-    }
-    return n;
-}
-
 void json_write_string(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;

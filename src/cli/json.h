@@ -16,13 +16,6 @@
 
 #include "ggufq.h"
 
-/*
- * Length of the valid UTF-8 sequence starting at p (1-4); or 0 if there is
- * none, with *bad set to the length of the maximal invalid subpart (1-3):
- * the bytes to replace by one U+FFFD.
- */
-size_t utf8_sequence_length(const unsigned char *p, size_t avail, size_t *bad);
-
 /* A quoted, escaped JSON string. */
 void json_write_string(const char *s, size_t len);
 /* A metadata value: number, bool, string, or (nested) array with all its elements. Status. */

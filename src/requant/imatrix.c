@@ -14,12 +14,18 @@
  * every entry whose name contains one of the strings, --include-weights keeps
  * only entries whose name contains one of them.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "gguf/errors.h"
+#include "gguf/hashmap.h"
 #include "requant/requant_internal.h"
 
 typedef struct reader { const uint8_t *p; size_t len, pos; } reader;
@@ -58,30 +64,67 @@ static int add_entry(gq_imatrix *im, size_t *cap, const char *name, size_t name_
     return GGUFQ_OK;
 }
 
-static void *read_whole(const char *path, size_t *size)
+static const char *file_kind(mode_t m)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 1 << 16;
-            uint8_t *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); return NULL; }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/*
+ * The whole imatrix file, through one descriptor. Only a regular file will do:
+ * a FIFO would block (at open already, without O_NONBLOCK) and /dev/zero never
+ * ends. Reads stop at the size fstat gave, so every later allocation is
+ * bounded by the file's size.
+ */
+static int read_imatrix_file(const char *path, uint8_t **data, size_t *size, ggufq_error *err)
+{
+    char eb[128];
+    *data = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+        return gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot open the imatrix file: %s", path,
+                          gq_errno_text(e, eb, sizeof eb));
     }
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (bad) { free(buf); return NULL; }
-    *size = len;
-    return buf ? buf : malloc(1);
+    struct stat st;
+    int rc = GGUFQ_OK;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        rc = gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot stat the imatrix file: %s", path,
+                        gq_errno_text(e, eb, sizeof eb));
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = gq_rq_fail(err, GGUFQ_E_IO, "%s: the imatrix must be a regular file, not %s", path,
+                        file_kind(st.st_mode));
+    } else if ((uint64_t)st.st_size >= SIZE_MAX) {
+        rc = gq_rq_fail(err, GGUFQ_E_NOMEM, "%s: the imatrix file is too large to read", path);
+    }
+    size_t cap = rc == GGUFQ_OK ? (size_t)st.st_size : 0, got = 0;
+    uint8_t *buf = rc == GGUFQ_OK ? malloc(cap ? cap : 1) : NULL;
+    if (rc == GGUFQ_OK && !buf)
+        rc = gq_rq_fail(err, GGUFQ_E_NOMEM, "%s: out of memory for the %zu-byte imatrix file", path, cap);
+    while (rc == GGUFQ_OK && got < cap) {
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            rc = gq_rq_fail(err, GGUFQ_E_IO, "%s: offset %zu: cannot read the imatrix file: %s", path, got,
+                            gq_errno_text(e, eb, sizeof eb));
+        } else if (n == 0) {
+            break;   /* it shrank meanwhile: parse what there is (the format checks its lengths) */
+        } else {
+            got += (size_t)n;
+        }
+    }
+    close(fd);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    *data = buf;
+    *size = got;
+    return GGUFQ_OK;
 }
 
 /* A format error at byte `at` of a legacy file: "<path>: offset <at>: <what>". */
@@ -101,12 +144,8 @@ static int legacy_fail(ggufq_error *err, const char *path, size_t at, const char
     return rc;
 }
 
-static int load_legacy(const char *path, gq_imatrix *im, ggufq_error *err)
+static int load_legacy(const char *path, const uint8_t *data, size_t size, gq_imatrix *im, ggufq_error *err)
 {
-    size_t size = 0;
-    uint8_t *data = read_whole(path, &size);
-    if (!data)
-        return gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot read the imatrix file", path);
     reader r = { data, size, 0 };
     size_t cap = 0;
     int32_t n_entries;
@@ -155,7 +194,6 @@ static int load_legacy(const char *path, gq_imatrix *im, ggufq_error *err)
         im->chunks = 0;
     }
 out:
-    free(data);
     return rc;
 }
 
@@ -260,48 +298,74 @@ void gq_imatrix_free(gq_imatrix *im)
     memset(im, 0, sizeof *im);
 }
 
-/* Later duplicates replace earlier ones (a map insert in llama.cpp). */
-static void dedupe_keep_last(gq_imatrix *im)
+typedef struct dedupe_ctx {
+    const gq_imatrix_entry *e;
+    uint64_t              *reads;
+} dedupe_ctx;
+
+static const char *entry_name(const void *ctx, uint64_t i, size_t *len)
 {
-    for (size_t i = im->n; i-- > 0;)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(im->e[j].name, im->e[i].name) == 0) {
-                free(im->e[j].name);
-                free(im->e[j].values);
-                memmove(&im->e[j], &im->e[j + 1], (im->n - j - 1) * sizeof *im->e);
-                im->n--;
-                i--;
-                j--;
-            }
+    const dedupe_ctx *c = ctx;
+    (*c->reads)++;
+    *len = strlen(c->e[i].name);
+    return c->e[i].name;
+}
+
+/* Later duplicates replace earlier ones (a map insert in llama.cpp), in O(n) through a hash map. */
+static int dedupe_keep_last(gq_imatrix *im)
+{
+    gq_strmap map;
+    memset(&map, 0, sizeof map);
+    dedupe_ctx c = { im->e, &im->dedupe_name_reads };
+    for (size_t i = 0; i < im->n; i++) {
+        int64_t prev = gq_strmap_insert_grow(&map, im->e[i].name, strlen(im->e[i].name), i, entry_name, &c);
+        if (prev == GQ_STRMAP_NOMEM) {
+            gq_strmap_free(&map);
+            return GGUFQ_E_NOMEM;
+        }
+        if (prev >= 0) {   /* the later entry takes the earlier one's place; the map still holds its name */
+            free(im->e[prev].name);
+            free(im->e[prev].values);
+            im->e[prev] = im->e[i];
+            im->e[i].name = NULL;
+            im->e[i].values = NULL;
+        }
+    }
+    gq_strmap_free(&map);
+    size_t kept = 0;
+    for (size_t i = 0; i < im->n; i++)
+        if (im->e[i].name)
+            im->e[kept++] = im->e[i];
+    im->n = kept;
+    return GGUFQ_OK;
 }
 
 int gq_imatrix_load(const char *path, const ggufq_requant_options *opts, gq_imatrix *im, ggufq_error *err)
 {
     memset(im, 0, sizeof *im);
     im->chunks = -1;
-    ggufq_file *f = NULL;
-    ggufq_error gerr;
-    int rc;
-    FILE *probe = fopen(path, "rb");
-    if (!probe)
-        return gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot open the imatrix file", path);
-    char magic[4] = { 0 };
-    size_t got = fread(magic, 1, 4, probe);
-    fclose(probe);
-    if (got == 4 && memcmp(magic, "GGUF", 4) == 0) {
-        rc = ggufq_open(path, NULL, &f, &gerr);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    int rc = read_imatrix_file(path, &data, &size, err);
+    if (rc < 0)
+        return rc;
+    if (size >= 4 && memcmp(data, "GGUF", 4) == 0) {
+        ggufq_file *f = NULL;
+        ggufq_error gerr;
+        rc = ggufq_open_memory(data, size, path, NULL, &f, &gerr);
         if (rc < 0) {
             if (err)
                 *err = gerr;
-            return rc;
+        } else {
+            rc = load_gguf(path, f, im, err);
+            ggufq_close(f);
         }
-        rc = load_gguf(path, f, im, err);
-        ggufq_close(f);
     } else {
-        rc = load_legacy(path, im, err);
+        rc = load_legacy(path, data, size, im, err);
     }
-    if (rc == GGUFQ_OK && im->n > 1 && im->n < 100000)
-        dedupe_keep_last(im);
+    free(data);
+    if (rc == GGUFQ_OK && im->n > 1 && dedupe_keep_last(im) < 0)
+        rc = gq_rq_fail(err, GGUFQ_E_NOMEM, "%s: out of memory", path);
     for (size_t i = 0; rc == GGUFQ_OK && i < im->n;) {
         bool drop = contains_any(im->e[i].name, opts->exclude_weights, opts->n_exclude_weights) ||
                     (opts->n_include_weights > 0 &&

@@ -38,6 +38,7 @@
  * std::regex_search does; \d \w \s (and \D \W \S) are translated.
  */
 #include "requant/plan.h"
+#include "gguf/errors.h"
 
 #include <ctype.h>
 #include <regex.h>
@@ -83,16 +84,15 @@ typedef struct policy {
     ggufq_error *err;
 } policy;
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static int fail(ggufq_error *err, int status, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = status;
-        err->offset = GGUFQ_NO_OFFSET;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes the names it quotes */
+    va_end(ap);
     return status;
 }
 
@@ -646,13 +646,22 @@ static int setup(policy *p, const gq_model_info *m, const gq_plan_input *in, int
     return compile_patterns(p, opts);
 }
 
+uint32_t gq_output_dims(uint32_t n_dims, const int64_t *dims)
+{
+    uint32_t n = 1;
+    for (uint32_t i = 1; i < n_dims && i < GGUFQ_MAX_DIMS; i++)
+        if (dims[i] != 1)
+            n = i + 1;
+    return n;
+}
+
 static void fill_entry(ggufq_plan_entry *e, const gq_plan_input *t)
 {
     memset(e, 0, sizeof *e);
     e->name = t->name;
     e->in_type = t->type;
     e->out_type = t->type;
-    e->n_dims = t->n_dims;
+    e->n_dims = gq_output_dims(t->n_dims, t->dims);   /* what llama.cpp's file will say */
     for (int d = 0; d < GGUFQ_MAX_DIMS; d++)
         e->dims[d] = dim(t, d);
 }

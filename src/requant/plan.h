@@ -98,7 +98,8 @@ const char *gq_ftype_name(int ftype);
 
 /*
  * Fill out[i] for n tensors, given in llama.cpp's processing order (see
- * above): every field (name points at in[i].name). has_imatrix says an imatrix was given
+ * above): every field (name points at in[i].name; n_dims is the output's,
+ * gq_output_dims). has_imatrix says an imatrix was given
  * (some recipes change with it). The run is pure when opts->pure is set or
  * opts->target is a bare type. Returns GGUFQ_OK or an error with a message:
  * GGUFQ_E_NEEDS_IMATRIX (a tensor whose type needs an imatrix when none is
@@ -109,6 +110,17 @@ const char *gq_ftype_name(int ftype);
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err);
+
+/*
+ * The dimension count a tensor is written with: llama.cpp rebuilds every
+ * tensor (copied ones too) and ggml's GGUF writer stores ggml_n_dims(t) of
+ * them, i.e. trailing dimensions of 1 are dropped ([1,1,64,1] -> 3,
+ * [5,1] -> 1, [1,1,1,1] -> 1). One difference: ggml_n_dims also drops
+ * trailing dimensions of 0, and the file it writes then claims elements it
+ * has no bytes for ([64,0] is stored as [64]); here a 0 is kept, so such a
+ * tensor stays empty and the file stays loadable.
+ */
+uint32_t gq_output_dims(uint32_t n_dims, const int64_t *dims);
 
 /* order[0..n-1] = indices of in[] in llama.cpp's processing and writing order. */
 void gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order);

@@ -17,19 +17,16 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "gguf/errors.h"
 #include "requant/plan.h"
 #include "requant/requant_internal.h"
 
 int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
 {
-    if (err) {
-        err->status = status;
-        err->offset = GGUFQ_NO_OFFSET;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes file text */
+    va_end(ap);
     return status;
 }
 
@@ -249,7 +246,7 @@ static int fill_inputs(const gq_shards *s, const tensor_ref *refs, ggufq_plan *p
         ggufq_plan_entry *e = &p->entries[i];
         e->name = p->names[i];
         e->in_type = e->out_type = t.type;
-        e->n_dims = t.n_dims;
+        e->n_dims = gq_output_dims(t.n_dims, t.dims);
         memcpy(e->dims, t.dims, sizeof e->dims);
         e->in_bytes = t.size;
         e->reason = "";
@@ -263,23 +260,47 @@ static int fill_inputs(const gq_shards *s, const tensor_ref *refs, ggufq_plan *p
     return GGUFQ_OK;
 }
 
+/* Rows of a tensor (dims[1] * dims[2] * dims[3]): 0 when a dimension is 0,
+ * however large the others (the reader bounds the product only when none is). */
+static uint64_t rows_of(const int64_t *dims)
+{
+    uint64_t rows = 1;
+    for (int d = 1; d < GGUFQ_MAX_DIMS; d++)
+        if (dims[d] == 0)
+            return 0;
+    for (int d = 1; d < GGUFQ_MAX_DIMS; d++)
+        rows *= (uint64_t)dims[d];
+    return rows;
+}
+
+/* The imatrix entry of n values fits rows of ne0 of ne2 experts (no overflow for huge empty tensors). */
+static bool imatrix_fits(int64_t n, int64_t ne0, int64_t ne2)
+{
+    return ne2 != 0 && ne0 <= INT64_MAX / ne2 && n == ne0 * ne2;
+}
+
 /* Output sizes, checked against the types' block sizes. */
-static int size_outputs(ggufq_plan *p, ggufq_error *err)
+static int size_outputs(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
 {
     for (int64_t i = 0; i < p->n; i++) {
         ggufq_plan_entry *e = &p->entries[i];
+        const char *file = ggufq_file_name(s->files[p->shard[i]]);
         if (e->out_type == e->in_type) {
             e->out_bytes = e->in_bytes;
         } else {
-            int64_t ne0 = e->dims[0], n = 1;
-            for (uint32_t d = 0; d < e->n_dims; d++)
-                n *= e->dims[d];
+            int64_t ne0 = e->dims[0];
+            uint64_t rows = ne0 > 0 ? rows_of(e->dims) : 0;
             size_t row = ggufq_row_size(e->out_type, ne0);
-            if (!ggufq_type_is_valid(e->out_type) || row == 0)
-                return gq_rq_fail(err, GGUFQ_E_BAD_SHAPE,
-                                  "tensor '%s': rows of %lld weights cannot be stored as %s",
-                                  e->name, (long long)ne0, ggufq_type_name(e->out_type) ? ggufq_type_name(e->out_type) : "?");
-            e->out_bytes = (uint64_t)row * (uint64_t)(n / (ne0 ? ne0 : 1));
+            const char *tn = ggufq_type_name(e->out_type);
+            if (!ggufq_type_is_valid(e->out_type) || (row == 0 && rows > 0))
+                return gq_fail(err, GGUFQ_E_BAD_SHAPE, file, GGUFQ_NO_OFFSET,
+                               "tensor '%s': rows of %lld weights cannot be stored as %s",
+                               e->name, (long long)ne0, tn ? tn : "?");
+            if (rows > 0 && (uint64_t)row > UINT64_MAX / rows)
+                return gq_fail(err, GGUFQ_E_OVERFLOW, file, GGUFQ_NO_OFFSET,
+                               "tensor '%s': %llu rows of %s take more than 2^64 bytes", e->name,
+                               (unsigned long long)rows, tn);
+            e->out_bytes = (uint64_t)row * rows;
         }
         p->out_total += e->out_bytes;
     }
@@ -292,8 +313,7 @@ static void mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im)
     for (int64_t i = 0; i < p->n; i++) {
         ggufq_plan_entry *e = &p->entries[i];
         const gq_imatrix_entry *m = im ? gq_imatrix_find(im, e->name) : NULL;
-        int64_t ne2 = e->n_dims >= 3 ? e->dims[2] : 1;
-        e->uses_imatrix = e->out_type != e->in_type && m && m->n == e->dims[0] * ne2;
+        e->uses_imatrix = e->out_type != e->in_type && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
     }
 }
 
@@ -307,14 +327,9 @@ static void name_file_in_message(ggufq_error *err, const char *file)
         return;
     char msg[sizeof err->message];
     memcpy(msg, err->message, sizeof msg);
-    int k = snprintf(err->message, sizeof err->message, "%s: ", file);
-    if (k < 0 || (size_t)k >= sizeof err->message) {   /* a path that long: keep the message */
-        memcpy(err->message, msg, sizeof msg);
-        return;
-    }
-    size_t room = sizeof err->message - (size_t)k - 1, len = strnlen(msg, sizeof msg);
-    memcpy(err->message + k, msg, len < room ? len : room);
-    err->message[(size_t)k + (len < room ? len : room)] = '\0';
+    uint64_t offset = err->offset;
+    gq_fail(err, err->status, file, GGUFQ_NO_OFFSET, "%s", msg);
+    err->offset = offset;
 }
 
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
@@ -351,10 +366,11 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
         rc = model_info(s->files[0], &model, arch, sizeof arch, err);
         if (rc == GGUFQ_OK)
             rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
-        if (rc == GGUFQ_OK)
-            rc = size_outputs(p, err);
-        if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SHAPE)   /* about a tensor of the input */
+        /* about a tensor of the input (the others are about options) */
+        if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SIZE || rc == GGUFQ_E_FORMAT)
             name_file_in_message(err, ggufq_file_name(s->files[0]));
+        if (rc == GGUFQ_OK)
+            rc = size_outputs(p, s, err);
     }
     free(in);
     if (rc < 0) {

@@ -61,11 +61,14 @@ typedef struct gq_imatrix {
     size_t            n;
     char             *dataset;  /* informational, may be NULL */
     int64_t           chunks;   /* informational, -1 if unknown */
+    uint64_t          dedupe_name_reads;  /* names read to drop duplicates: O(n) (tests check it) */
 } gq_imatrix;
 
 /*
  * Load a legacy imatrix (.dat) or a GGUF imatrix, keeping only the entries
  * include/exclude select (as llama-quantize does), and refusing non-finite values.
+ * path must be a regular file (read once, no further than its size); of
+ * entries with the same name the last one counts.
  */
 int  gq_imatrix_load(const char *path, const ggufq_requant_options *opts,
                      gq_imatrix *im, ggufq_error *err);

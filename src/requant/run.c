@@ -316,8 +316,15 @@ static int process_chunk(run_state *st, const tensor_job *j, int64_t c0, int64_t
     return fault->row == INT64_MAX ? GGUFQ_OK : fault->status;
 }
 
-static int ensure_buffers(run_state *st, size_t f32_bytes, size_t enc_bytes, ggufq_error *err)
+/* Room for `rows` rows of j, decoded and encoded; sizes checked, failures name the tensor. */
+static int ensure_buffers(run_state *st, const tensor_job *j, uint64_t rows, ggufq_error *err)
 {
+    uint64_t ne0 = (uint64_t)j->ne0;
+    if (ne0 > SIZE_MAX / sizeof(float) / rows || (j->out_row && j->out_row > SIZE_MAX / rows))
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "%s: tensor '%s': a chunk of %llu rows of %llu weights does not "
+                          "fit in memory", j->file, j->e->name, (unsigned long long)rows,
+                          (unsigned long long)ne0);
+    size_t f32_bytes = (size_t)(rows * ne0 * sizeof(float)), enc_bytes = (size_t)rows * j->out_row;
     if (f32_bytes > st->f32_cap) {
         free(st->f32);
         st->f32 = malloc(f32_bytes);
@@ -329,7 +336,8 @@ static int ensure_buffers(run_state *st, size_t f32_bytes, size_t enc_bytes, ggu
         st->enc_cap = st->enc ? enc_bytes : 0;
     }
     if ((f32_bytes && !st->f32) || (enc_bytes && !st->enc))
-        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory for a chunk of %zu + %zu bytes", f32_bytes, enc_bytes);
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "%s: tensor '%s': out of memory for a chunk of %zu + %zu bytes",
+                          j->file, j->e->name, f32_bytes, enc_bytes);
     return GGUFQ_OK;
 }
 
@@ -360,12 +368,19 @@ static int pick_imatrix(const gq_run *r, const tensor_job *j, const float **out,
     *out = NULL;
     const gq_imatrix_entry *m = r->imatrix ? gq_imatrix_find(r->imatrix, j->e->name) : NULL;
     if (m) {
-        if (m->n == j->ne0 * j->ne2)
+        /* ne0 * ne2 can overflow for an empty tensor of huge dimensions: no entry fits it then */
+        bool fits = j->ne2 != 0 && j->ne0 <= INT64_MAX / j->ne2;
+        if (fits && m->n == j->ne0 * j->ne2)
             *out = m->values;
-        else if (!is_token_embd(j->e->name))
+        else if (fits && !is_token_embd(j->e->name))
             return gq_rq_fail(err, GGUFQ_E_FORMAT,
                               "%s: imatrix size %lld is different from tensor size %lld for %s", imatrix_name(r),
                               (long long)m->n, (long long)(j->ne0 * j->ne2), j->e->name);
+        else if (!is_token_embd(j->e->name))
+            return gq_rq_fail(err, GGUFQ_E_FORMAT,
+                              "%s: imatrix size %lld is different from tensor size %lld x %lld for %s",
+                              imatrix_name(r), (long long)m->n, (long long)j->ne0, (long long)j->ne2,
+                              j->e->name);
     }
     if (!*out && r->imatrix && requires_imatrix(j->e->name, j->e->out_type, r->plan->file_type))
         return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
@@ -406,8 +421,8 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
     int64_t rows_per_chunk = CHUNK_WEIGHTS / (j.ne0 ? j.ne0 : 1);
     if (rows_per_chunk < 1)
         rows_per_chunk = 1;
-    if (!copy && (rc = ensure_buffers(st, (size_t)rows_per_chunk * (size_t)j.ne0 * sizeof(float),
-                                      (size_t)rows_per_chunk * j.out_row, err)) < 0)
+    /* An empty tensor (nrows 0) needs no buffers, whatever its row length says. */
+    if (!copy && j.nrows > 0 && (rc = ensure_buffers(st, &j, (uint64_t)rows_per_chunk, err)) < 0)
         return rc;
     for (int64_t c0 = 0; c0 < j.nrows; c0 += rows_per_chunk) {
         int64_t c1 = c0 + rows_per_chunk < j.nrows ? c0 + rows_per_chunk : j.nrows;

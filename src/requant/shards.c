@@ -2,6 +2,7 @@
  * shards.c — split models, named as llama.cpp's llama_split_path names them
  * (<prefix>-00001-of-00003.gguf). Shard 1 carries split.count; every shard
  * carries split.no (0-based) and split.tensors.count (all shards' tensors).
+ * Every shard must be a file ggml can load (no nested arrays).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,28 @@ void gq_shards_close(gq_shards *s)
     s->n = 0;
 }
 
+/*
+ * ggml's GGUF reader refuses an array whose elements are arrays (valid GGUF,
+ * but "invalid GGUF type 9" to it), so llama.cpp cannot quantize such a file
+ * and an output carrying the key would not load: refuse it, naming the key.
+ */
+static int check_no_nested_arrays(const ggufq_file *f, ggufq_error *err)
+{
+    for (int64_t i = 0; i < ggufq_kv_count(f); i++) {
+        ggufq_value v;
+        if (ggufq_kv_value(f, i, &v) != GGUFQ_OK || v.type != GGUFQ_VT_ARRAY ||
+            v.elem_type != GGUFQ_VT_ARRAY)
+            continue;
+        const char *key = ggufq_kv_key(f, i);
+        return gq_rq_fail(err, GGUFQ_E_NESTING,
+                          "%s: key '%.200s%s' is an array of arrays: valid GGUF, but ggml's GGUF reader "
+                          "refuses nested arrays (llama.cpp cannot quantize this file, nor load an "
+                          "output with this key)",
+                          ggufq_file_name(f), key, strlen(key) > 200 ? "..." : "");
+    }
+    return GGUFQ_OK;
+}
+
 /* Open shard i (1-based name) of count with prefix; checks its split.no. */
 static int open_shard(gq_shards *s, const char *prefix, int i, int count, ggufq_error *err)
 {
@@ -82,6 +105,8 @@ static int open_shard(gq_shards *s, const char *prefix, int i, int count, ggufq_
     if (rc < 0)
         return rc;
     s->n = i + 1;
+    if ((rc = check_no_nested_arrays(s->files[i], err)) < 0)
+        return rc;
     uint64_t no = 0;
     bool present;
     rc = get_uint_key(s->files[i], "split.no", &no, &present);
@@ -102,6 +127,10 @@ int gq_shards_open(const char *path, gq_shards *s, ggufq_error *err)
         return rc;
     }
     s->n = 1;
+    if ((rc = check_no_nested_arrays(s->files[0], err)) < 0) {
+        gq_shards_close(s);
+        return rc;
+    }
     uint64_t count = 1, no = 0, total = 0;
     bool has_count, has_no, has_total;
     if ((rc = get_uint_key(s->files[0], "split.count", &count, &has_count)) < 0 ||

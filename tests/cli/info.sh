@@ -205,8 +205,9 @@ add("s_empty", 8, s(b""))
 add("s_long", 8, s(b"x" * 1000))
 add('we"ird\\key.\u00e9', 4, P("<I", 7))
 add("arr_empty", 9, arr(5, []))
-add("arr_nested", 9, arr(9, [arr(2, [P("<H", 1), P("<H", 2), P("<H", 3)]), arr(2, []), arr(2, [P("<H", 4)])]))
-add("arr_nested_str", 9, arr(9, [arr(8, [s("a"), s('b"')]), arr(8, [s(b"\xff")])]))
+if "--flat" not in sys.argv:   # nested arrays: valid GGUF, refused by ggml (and by dequant)
+    add("arr_nested", 9, arr(9, [arr(2, [P("<H", 1), P("<H", 2), P("<H", 3)]), arr(2, []), arr(2, [P("<H", 4)])]))
+    add("arr_nested_str", 9, arr(9, [arr(8, [s("a"), s('b"')]), arr(8, [s(b"\xff")])]))
 add("arr_bool", 9, arr(7, [b"\x01", b"\x00"]))
 add("arr_f32", 9, arr(6, [P("<f", 1.5), P("<I", 0x7fc00000), P("<I", 0xff800000)]))
 add("arr_u64", 9, arr(10, [P("<Q", 2**64 - 1), P("<Q", 0)]))
@@ -259,7 +260,17 @@ EOF
     out_line '^  arr_nested_str +array\[array\] +\(2\): \["a", "b\\""\], \["\\xff"\]$' "odd: nested strings"
     out_line '^ +0 +t"ens\\\\or +f32 +\[4, 2\] +0 +32$' "odd: tensor name"
 
-    # dequant copies every value exactly (then sets general.file_type)
+    # dequant refuses nested arrays (ggml could not load OUT), naming the key
+    run dequant "$TMP/odd.gguf" "$TMP/odd-f32.gguf"
+    expect 1 "dequant refuses nested arrays" && {
+        printf '%s\n' "ggufq: $TMP/odd.gguf: key 'arr_nested' is an array of arrays: valid GGUF, but ggml's GGUF reader refuses nested arrays, so OUT would not load; $TMP/odd-f32.gguf not written" >"$TMP/want"
+        cmp -s "$TMP/want" "$TMP/err" || fail "dequant nested arrays: got $(cat "$TMP/err")"
+        [ -e "$TMP/odd-f32.gguf" ] && fail "dequant wrote a file ggml cannot load"
+    }
+    # and copies every other value exactly (then sets general.file_type)
+    python3 "$TMP/make_odd.py" "$TMP/odd.gguf" --flat
+    run info --json "$TMP/odd.gguf"
+    cp "$TMP/out" "$TMP/odd.json"
     run dequant "$TMP/odd.gguf" "$TMP/odd-f32.gguf"
     expect 0 "dequant on unusual metadata"
     run info --json "$TMP/odd-f32.gguf"
@@ -324,6 +335,16 @@ err_has "README.md" "not a GGUF file"
 run info "$TMP"
 expect 1 "a directory"
 err_has "$TMP" "a directory"
+
+# ---- names in error messages reach the terminal escaped, never raw --------------
+# esc_dupkey.gguf: the key '\e]0;PWNED\a\e[2J' (set the window title, clear the screen) twice
+run info "$TESTS/data/esc_dupkey.gguf"
+expect 1 "duplicate key with escape sequences" && {
+    printf '%s\n' "ggufq: $TESTS/data/esc_dupkey.gguf: offset 51: duplicate key '\\x1b]0;PWNED\\x07\\x1b[2J' (keys 0 and 1)" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" && echo "ok: the key is escaped in the message" ||
+        fail "escaped key: got $(od -c "$TMP/err" | head -6)"
+    [ ! -s "$TMP/out" ] || fail "duplicate key: printed something"
+}
 
 if [ "$FAILS" -ne 0 ]; then
     echo "$FAILS check(s) failed"

@@ -177,6 +177,47 @@ run requant "$FIXTURE" q4_K "$TMP/empty/x.gguf" --imatrix "$TMP/nope.dat"
 expect 1 "missing imatrix file"
 [ "$(nfiles "$TMP/empty")" -eq 0 ] && echo "ok: no file left behind" || fail "files left: $(ls -A "$TMP/empty")"
 
+# ---- names from the file reach the terminal escaped (as `info` shows them) ------
+# esc_nan_tensor.gguf: one f16 tensor 'blk.0.\e[31mRED\e[0m.weight' [32, 2] starting with a NaN
+ESC_IN=$TESTS/data/esc_nan_tensor.gguf
+run requant "$ESC_IN" q8_0 --dry-run
+expect 0 "dry run of a name with escape sequences" && {
+    sed -n 2p "$TMP/out" >"$TMP/got"
+    printf '%s\n' '   0  blk.0.\x1b[31mRED\x1b[0m.weight      [32, 2]              f16      q8_0              128           68   8.500  recipe: default' >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/got" && echo "ok: dry-run table escapes the name" ||
+        fail "dry-run table: got $(od -c "$TMP/got" | head -6)"
+    has_ctl "$TMP/out" && fail "dry-run table wrote raw control characters"
+}
+run requant "$ESC_IN" q8_0 "$TMP/empty/esc.gguf"
+expect 1 "NaN in a tensor named with escape sequences" && {
+    printf '%s\n' "ggufq: $ESC_IN: offset 160: tensor 'blk.0.\\x1b[31mRED\\x1b[0m.weight' row 0: NaN or Inf in the input (f16 weight 0)" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" && echo "ok: the error message escapes the name" ||
+        fail "error message: got $(od -c "$TMP/err" | head -6)"
+}
+[ "$(nfiles "$TMP/empty")" -eq 0 ] || fail "files left: $(ls -A "$TMP/empty")"
+
+# ---- outputs must load in ggml: nested arrays are refused (requant and dequant) ----
+# a GGUF v3 file, no tensors, one key 'k<ESC>x' holding an empty array of arrays
+printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\003\000\000\000\000\000\000\000k\033x\011\000\000\000\011\000\000\000\000\000\000\000\000\000\000\000' >"$TMP/nested.gguf"
+run requant "$TMP/nested.gguf" q8_0 "$TMP/empty/n.gguf"
+expect 1 "requant refuses nested arrays" && {
+    printf '%s\n' "ggufq: $TMP/nested.gguf: key 'k\\x1bx' is an array of arrays: valid GGUF, but ggml's GGUF reader refuses nested arrays (llama.cpp cannot quantize this file, nor load an output with this key)" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" || fail "requant nested arrays: got $(od -c "$TMP/err" | head -8)"
+}
+run dequant "$TMP/nested.gguf" "$TMP/empty/n.gguf"
+expect 1 "dequant refuses nested arrays" && {
+    printf '%s\n' "ggufq: $TMP/nested.gguf: key 'k\\x1bx' is an array of arrays: valid GGUF, but ggml's GGUF reader refuses nested arrays, so OUT would not load; $TMP/empty/n.gguf not written" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" || fail "dequant nested arrays: got $(od -c "$TMP/err" | head -8)"
+}
+
+# ---- the imatrix must be a regular file (/dev/zero never ends) -------------------
+run requant "$FIXTURE" q4_K "$TMP/empty/x.gguf" --imatrix /dev/zero
+expect 1 "--imatrix /dev/zero" && {
+    printf '%s\n' "ggufq: /dev/zero: the imatrix must be a regular file, not a character device" >"$TMP/want"
+    cmp -s "$TMP/want" "$TMP/err" || fail "--imatrix /dev/zero: got $(cat "$TMP/err")"
+}
+[ "$(nfiles "$TMP/empty")" -eq 0 ] || fail "files left: $(ls -A "$TMP/empty")"
+
 if [ "$FAILS" -ne 0 ]; then
     echo "$FAILS failure(s)"
     exit 1
