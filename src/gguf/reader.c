@@ -621,7 +621,8 @@ int ggufq_open(const char *path, const ggufq_open_options *opts, ggufq_file **ou
         return gq_fail(err, GGUFQ_E_INVALID_ARG, path, GGUFQ_NO_OFFSET,
                        path == NULL ? "no path given" : "no output handle given");
     char eb[128];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         return gq_fail(err, GGUFQ_E_IO, path, GGUFQ_NO_OFFSET, "cannot open: %s",

@@ -336,6 +336,16 @@ run info "$TMP"
 expect 1 "a directory"
 err_has "$TMP" "a directory"
 
+# A FIFO with no writer: refused at once (opening it must not wait for a writer).
+if mkfifo "$TMP/fifo.gguf" 2>/dev/null; then
+    if command -v timeout >/dev/null 2>&1; then
+        timeout 20 "$GGUFQ" info "$TMP/fifo.gguf" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    else
+        run info "$TMP/fifo.gguf"
+    fi
+    expect 1 "a FIFO input" && err_has "fifo.gguf: not a regular file" "a FIFO input"
+fi
+
 # ---- names in error messages reach the terminal escaped, never raw --------------
 # esc_dupkey.gguf: the key '\e]0;PWNED\a\e[2J' (set the window title, clear the screen) twice
 run info "$TESTS/data/esc_dupkey.gguf"
