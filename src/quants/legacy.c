@@ -32,6 +32,20 @@ _Static_assert(sizeof(blk_q8_0) == 34, "q8_0 block");
 _Static_assert(sizeof(blk_q8_1) == 36, "q8_1 block");
 
 /*
+ * q * d + m (Q4_1, Q5_1) as ggml's compiled code gives it, NaNs included.
+ * When the product and m are both NaN, an add returns its first operand's
+ * NaN (x86 and AArch64 alike) and ggml's code puts the product first; but +
+ * is commutative and compilers order its operands at will (clang's vector
+ * code swaps them), so a NaN product is returned as it is. Then p + m has at
+ * most one NaN operand and no choice left.
+ */
+static inline float affine(int q, float d, float m)
+{
+    const float p = q * d;
+    return isnan(p) ? p : p + m;
+}
+
+/*
  * ggml converts float -> int8_t/uint8_t directly; the peer (x86) does that as
  * a truncating conversion to int32 (cvttss2si: NaN and out-of-range give
  * INT32_MIN) followed by keeping the low byte. We spell that out, so the bytes
@@ -213,8 +227,8 @@ void gq_dequantize_q4_1(const void *src, float *dst, int64_t n)
         for (int j = 0; j < QK / 2; j++) {
             const int a = x[i].qs[j] & 0x0F;
             const int b = x[i].qs[j] >> 4;
-            dst[j]          = a * d + m;
-            dst[j + QK / 2] = b * d + m;
+            dst[j]          = affine(a, d, m);
+            dst[j + QK / 2] = affine(b, d, m);
         }
     }
 }
@@ -323,8 +337,8 @@ void gq_dequantize_q5_1(const void *src, float *dst, int64_t n)
         for (int j = 0; j < QK / 2; j++) {
             const int a = (x[i].qs[j] & 0x0F) | q5_high_bit(qh, j);
             const int b = (x[i].qs[j] >> 4) | q5_high_bit(qh, j + QK / 2);
-            dst[j]          = a * d + m;
-            dst[j + QK / 2] = b * d + m;
+            dst[j]          = affine(a, d, m);
+            dst[j + QK / 2] = affine(b, d, m);
         }
     }
 }

@@ -74,11 +74,21 @@ static inline void store_scaled(float *dst, const __m256i c[4], int offset, __m2
         _mm256_storeu_ps(dst + 8 * g, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(c[g], off)), d));
 }
 
-/* dst[8g..] = c[g] * d + m */
+/*
+ * dst[8g..] = c[g] * d + m. Where the product and m are both NaN, the
+ * product's NaN (the scalar's affine() explains why): compilers may swap the
+ * operands of vaddps, so with a NaN m the NaN products are blended back.
+ */
 static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, __m256 m)
 {
-    for (int g = 0; g < 4; g++)
-        _mm256_storeu_ps(dst + 8 * g, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(c[g]), d), m));
+    const bool m_nan = _mm256_movemask_ps(_mm256_cmp_ps(m, m, _CMP_UNORD_Q)) != 0;
+    for (int g = 0; g < 4; g++) {
+        const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(c[g]), d);
+        __m256 y = _mm256_add_ps(p, m);
+        if (m_nan)
+            y = _mm256_blendv_ps(y, p, _mm256_cmp_ps(p, p, _CMP_UNORD_Q));
+        _mm256_storeu_ps(dst + 8 * g, y);
+    }
 }
 
 static void dequantize_q4_0(const void *src, float *dst, int64_t n)
