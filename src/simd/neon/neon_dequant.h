@@ -55,8 +55,8 @@ static inline void nq_store_s8_mul(float *dst, int8x16_t q, float32x4_t d)
 }
 
 /* dst[0..16) = q[i] * d + m: multiply, then add (two roundings, as scalar).
- * A NaN product is kept as it is, m or not (the scalar's affine() in
- * legacy.c explains why): compilers may swap the operands of the add. */
+ * A NaN product is kept as it is, m or not (the scalar's store_affine()
+ * in legacy.c explains why): compilers may swap the operands of the add. */
 static inline void nq_store_u8_mul_add(float *dst, uint8x16_t q, float32x4_t d, float32x4_t m)
 {
     float32x4_t f[4];
