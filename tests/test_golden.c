@@ -10,15 +10,15 @@
  *   dequant          dequantize(quant)           == dequant
  *   dequant_imatrix  dequantize(quant_imatrix)   == dequant_imatrix
  *   raw              dequantize(raw)             == raw_dequant
+ *   raw_special      dequantize(raw_special)     == raw_special_dequant (NaN/Inf/... scales)
  *   quant            quantize(input)             == quant
  *   quant_imatrix    quantize(input, imatrix)    == quant_imatrix
- * Bytes compare with memcmp; floats by bit pattern, two NaNs counting as equal.
+ * Bytes compare with memcmp; floats by bit pattern, NaN payloads and signs included.
  */
 #include "testutil.h"
 
 #include <dirent.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +78,7 @@ static bool has_shape(golden_ctx *g, const char *check, const ggufq_tensor_info 
 
 static bool same_float(float a, float b)
 {
-    uint32_t ua, ub;
-    memcpy(&ua, &a, 4);
-    memcpy(&ub, &b, 4);
-    return ua == ub || (isnan(a) && isnan(b));
+    return memcmp(&a, &b, sizeof a) == 0;
 }
 
 /* dequantize(`coded`) must equal the F32 tensor `expected`. */
@@ -218,6 +215,7 @@ static void test_golden_file(void **state)
     check_dequantize(&g, "dequant", "quant", "dequant");
     check_dequantize(&g, "dequant_imatrix", "quant_imatrix", "dequant_imatrix");
     check_dequantize(&g, "raw", "raw", "raw_dequant");
+    check_dequantize(&g, "raw_special", "raw_special", "raw_special_dequant");
     check_quantize(&g, "quant", "quant", false);
     check_quantize(&g, "quant_imatrix", "quant_imatrix", true);
     ggufq_close(g.f);
