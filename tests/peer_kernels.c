@@ -136,6 +136,36 @@ void pk_force_scales(const pk_type *t, uint64_t pick, uint8_t *block)
         pk_force_scale(t, f, (unsigned)(pick >> 8 * f & 0xFF) % (pk_n_specials(t, f) + 2), block);
 }
 
+bool pk_block_has_inf_scale(const pk_type *t, const uint8_t *block)
+{
+    const unsigned n = pk_n_scales(t);
+    for (unsigned f = 0; f < n; f++) {
+        const uint8_t *p = block + t->scales[f].offset;
+        uint32_t v = 0;
+        switch (t->scales[f].kind) {
+        case PK_SCALE_F16:
+            v = (uint32_t)(p[0] | p[1] << 8);
+            if ((v & 0x7FFF) == 0x7C00)
+                return true;
+            break;
+        case PK_SCALE_IQ1M:
+            for (int k = 0; k < 4; k++)
+                v |= (uint32_t)(p[2 * k + 1] >> 4) << 4 * k;
+            if ((v & 0x7FFF) == 0x7C00)
+                return true;
+            break;
+        case PK_SCALE_F32:
+            v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+            if ((v & 0x7FFFFFFFu) == 0x7F800000u)
+                return true;
+            break;
+        default:
+            break;
+        }
+    }
+    return false;
+}
+
 bool pk_open(pk_peer *p, const char *dir)
 {
     char path[4200];

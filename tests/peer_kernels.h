@@ -84,6 +84,10 @@ void pk_force_scale(const pk_type *t, unsigned field, unsigned which, uint8_t *b
 /* Each scale field f of `block` forced to special value (byte f of pick) mod
  * (pk_n_specials + 2); the last two choices leave the field as it is. */
 void pk_force_scales(const pk_type *t, uint64_t pick, uint8_t *block);
+/* Whether a scale field of `block` holds +-Inf (F16 and F32 fields; the other
+ * kinds have no Inf): only then can a dequantizer make a NaN of its own
+ * (Inf * 0, Inf - Inf) rather than pass one on. */
+bool pk_block_has_inf_scale(const pk_type *t, const uint8_t *block);
 
 /* An opened peer library. */
 typedef struct pk_peer {

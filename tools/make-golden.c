@@ -306,7 +306,12 @@ static bool make_one(const pk_peer *peer, const pk_type *gt, const char *out_dir
     if (ok && keep_dir) {
         ggufq_error err;
         snprintf(path, sizeof path, "%s/%s.gguf", keep_dir, ggufq_type_name(gt->type));
-        if (ggufq_open(path, NULL, &keep, &err) != GGUFQ_OK) {
+        FILE *exists = fopen(path, "rb");
+        if (!exists)
+            printf("make-golden: --keep: no %s, nothing kept\n", path);
+        else
+            fclose(exists);
+        if (exists && ggufq_open(path, NULL, &keep, &err) != GGUFQ_OK) {
             fprintf(stderr, "make-golden: --keep: %s\n", err.message);
             ok = false;
         }
@@ -332,7 +337,8 @@ static void usage(FILE *to)
         "  --peer DIR  directory holding ggml's libggml-base.so (default: $GGUFQ_PEER_DIR)\n"
         "  --out DIR   where <type>.gguf files are written (must exist)\n"
         "  --keep DIR  take the tensors DIR/<type>.gguf holds (same name, type, size) from\n"
-        "              there unchanged; compute only the others (DIR may be the --out DIR)\n"
+        "              there unchanged, compute only the others (no file: compute all;\n"
+        "              DIR may be the --out DIR)\n"
         "  --seed N    random seed, 0..4294967295 (default 1)\n"
         "  --rows N    rows of %d weights per tensor (default 16)\n"
         "  TYPE        ggml type names (q4_0, iq2_xxs, ...); default: all of:\n ",
