@@ -80,6 +80,9 @@ void tu_golden_check_layout(ggufq_type type)
     found += expect_tensor(&g, "dequant_imatrix", with_imatrix, GGUFQ_TYPE_F32, n, row);
     found += expect_tensor(&g, "raw", dequant, type, n, row);
     found += expect_tensor(&g, "raw_dequant", dequant, GGUFQ_TYPE_F32, n, row);
+    const bool special = dequant && pk_n_scales(pt) > 0;
+    found += expect_tensor(&g, "raw_special", special, type, n, row);
+    found += expect_tensor(&g, "raw_special_dequant", special, GGUFQ_TYPE_F32, n, row);
     if (ggufq_tensor_count(g.f) != found)
         fail_msg("%s: %" PRId64 " tensors, expected %d", g.file, ggufq_tensor_count(g.f), found);
     tu_golden_close(&g);

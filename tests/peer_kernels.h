@@ -38,10 +38,28 @@ enum {
     PK_SLOW          = 1 << 4  /* ggml's quantizer searches slowly: test fewer, shorter rows */
 };
 
+/* How a block stores one of its float scales (d, dmin, m, ...). */
+typedef enum pk_scale_kind {
+    PK_SCALE_NONE = 0,
+    PK_SCALE_F16,      /* IEEE half */
+    PK_SCALE_F32,      /* IEEE single (Q8_K) */
+    PK_SCALE_E8M0,     /* a bare exponent byte (MXFP4) */
+    PK_SCALE_UE4M3,    /* unsigned FP8 E4M3 byte (NVFP4) */
+    PK_SCALE_IQ1M      /* a half spread over the top nibbles of 4 u16 scales (IQ1_M) */
+} pk_scale_kind;
+
+typedef struct pk_scale {
+    uint8_t kind;      /* pk_scale_kind */
+    uint8_t offset;    /* byte offset in the block */
+} pk_scale;
+
+#define PK_MAX_SCALES 4
+
 typedef struct pk_type {
     ggufq_type type;
     pk_via     via;
     unsigned   flags;
+    pk_scale   scales[PK_MAX_SCALES];  /* the block's float scales; kind 0 ends the list */
 } pk_type;
 
 /* Every type with a ggml reference, in ggml's order of families. */
@@ -50,6 +68,26 @@ extern const size_t  pk_n_types;
 
 /* The entry of `type` in pk_types, or NULL. */
 const pk_type *pk_type_of(ggufq_type type);
+
+/*
+ * Special scale values: NaNs (quiet and signalling, both signs, several
+ * payloads), +-Inf, +-0, the smallest subnormals and the largest finite
+ * values, in the encoding of each scale kind. Raw-block tests force a block's
+ * scale fields to them, since random bytes rarely give two NaNs at once or a
+ * NaN with a chosen payload.
+ */
+unsigned pk_n_scales(const pk_type *t);              /* scale fields of the type's block */
+unsigned pk_n_specials(const pk_type *t, unsigned field); /* special values of that field */
+/* Write special value `which` (< pk_n_specials) into scale field `field` of `block`
+ * (other bits of the block, e.g. IQ1_M's shared scale words, are kept). */
+void pk_force_scale(const pk_type *t, unsigned field, unsigned which, uint8_t *block);
+/* Each scale field f of `block` forced to special value (byte f of pick) mod
+ * (pk_n_specials + 2); the last two choices leave the field as it is. */
+void pk_force_scales(const pk_type *t, uint64_t pick, uint8_t *block);
+/* Whether a scale field of `block` holds +-Inf (F16 and F32 fields; the other
+ * kinds have no Inf): only then can a dequantizer make a NaN of its own
+ * (Inf * 0, Inf - Inf) rather than pass one on. */
+bool pk_block_has_inf_scale(const pk_type *t, const uint8_t *block);
 
 /* An opened peer library. */
 typedef struct pk_peer {

@@ -6,7 +6,10 @@
  * seeds, row lengths from one block to 16 Ki weights, several distributions,
  * with and without an importance matrix) with ggufq and with ggml and compare
  * the bytes; then dequantize random blocks with both and compare the floats
- * bit for bit (NaN payloads included).
+ * bit for bit (NaN payloads and signs included): blocks that decode to finite
+ * values, blocks of any bytes, and blocks whose scale fields are forced to
+ * NaNs (several payloads, both signs), +-Inf, +-0, subnormals and the largest
+ * finite values (pk_force_scales).
  * Skips (with a message) when the peer is absent.
  *
  * Environment: GGUFQ_DIFF_SEED=N changes the base seed (default 1);
@@ -27,7 +30,7 @@
 #define FAST_MAX_ROW       16384
 #define SLOW_QUANT_CASES   70
 #define SLOW_MAX_ROW       8192
-#define RAW_ROUNDS         24
+#define RAW_ROUNDS         24     /* per kind of raw block (enum raw_kind) */
 #define RAW_MAX_BLOCKS     64
 #define MAX_REPORTS        6      /* mismatches printed per type */
 
@@ -205,10 +208,29 @@ static void quantize_cases(diff_ctx *c)
     }
 }
 
-/* Random block bytes; quantized blocks are redrawn until the peer decodes them to finite values. */
-static bool draw_raw_blocks(diff_ctx *c, tu_rng *rng, uint8_t *raw, int64_t n_blocks)
+/* The raw blocks a dequantize round draws. */
+enum raw_kind {
+    RAW_FINITE,   /* random bytes, redrawn until the peer decodes them to finite values */
+    RAW_ANY,      /* random bytes (NaN / Inf scales as often as they come) */
+    RAW_SPECIAL,  /* random bytes, scale fields forced to NaN, Inf, 0, ... (pk_force_scales) */
+    RAW_KINDS
+};
+
+static const char *const raw_kind_names[RAW_KINDS] = { "finite", "any", "special scales" };
+
+/* Random block bytes of one kind (plain types: any bytes). */
+static bool draw_raw_blocks(diff_ctx *c, tu_rng *rng, enum raw_kind kind, uint8_t *raw,
+                            int64_t n_blocks)
 {
     const size_t bb = ggufq_type_block_bytes(c->dt->type);
+    if (kind != RAW_FINITE) {
+        for (size_t i = 0; i < (size_t)n_blocks * bb; i++)
+            raw[i] = (uint8_t)tu_rand_u64(rng);
+        if (kind == RAW_SPECIAL)
+            for (int64_t b = 0; b < n_blocks; b++)
+                pk_force_scales(c->dt, tu_rand_u64(rng), raw + b * bb);
+        return true;
+    }
     float *tmp = malloc((size_t)c->block * sizeof *tmp);
     assert_non_null(tmp);
     bool ok = true;
@@ -236,12 +258,13 @@ static bool draw_raw_blocks(diff_ctx *c, tu_rng *rng, uint8_t *raw, int64_t n_bl
     return ok;
 }
 
-static void dequantize_cases(diff_ctx *c)
+static void dequantize_cases(diff_ctx *c, enum raw_kind kind)
 {
     const size_t bb = ggufq_type_block_bytes(c->dt->type);
     const int rounds = RAW_ROUNDS * case_scale;
     for (int i = 0; i < rounds; i++) {
-        const uint64_t seed = base_seed * 104729u + (uint64_t)i;
+        /* the finite rounds keep their original seeds */
+        const uint64_t seed = base_seed * 104729u + (uint64_t)i + (uint64_t)kind * 0x9E3779B97F4A7C15u;
         tu_rng rng = { seed };
         const int64_t n_blocks = i == 0 ? 1 : 1 + (int64_t)(tu_rand_u64(&rng) % RAW_MAX_BLOCKS);
         const int64_t n = n_blocks * c->block;
@@ -249,15 +272,15 @@ static void dequantize_cases(diff_ctx *c)
         float *ours = malloc((size_t)n * sizeof *ours);
         float *ref = malloc((size_t)n * sizeof *ref);
         assert_non_null(raw); assert_non_null(ours); assert_non_null(ref);
-        bool go_on = draw_raw_blocks(c, &rng, raw, n_blocks);
+        bool go_on = draw_raw_blocks(c, &rng, kind, raw, n_blocks);
         if (go_on) {
             memset(ours, 0xA5, (size_t)n * sizeof *ours);
             c->pk.dequant(raw, ref, n);
             const int st = ggufq_dequantize(c->dt->type, raw, ours, n);
             c->cases++;
             if (st != GGUFQ_OK) {
-                report(c, "ggufq_dequantize returned %d (%s) [raw seed %" PRIu64 ", %" PRId64 " blocks]",
-                       st, ggufq_strerror(st), seed, n_blocks);
+                report(c, "ggufq_dequantize returned %d (%s) [%s blocks, raw seed %" PRIu64 ", %"
+                       PRId64 " blocks]", st, ggufq_strerror(st), raw_kind_names[kind], seed, n_blocks);
                 go_on = false;
             } else {
                 const int64_t at = tu_first_float_diff(ours, ref, n);
@@ -265,10 +288,12 @@ static void dequantize_cases(diff_ctx *c)
                     uint32_t uo, ur;
                     memcpy(&uo, &ours[at], 4);
                     memcpy(&ur, &ref[at], 4);
-                    report(c, "dequantize: raw seed %" PRIu64 ", %" PRId64 " blocks: first differing "
-                           "float %" PRId64 " (block %" PRId64 ", weight %" PRId64 "): ggufq %.9g "
-                           "(0x%08x), ggml %.9g (0x%08x)", seed, n_blocks, at, at / c->block,
-                           at % c->block, ours[at], uo, ref[at], ur);
+                    const uint8_t *blk = raw + (at / c->block) * bb;
+                    report(c, "dequantize %s blocks: raw seed %" PRIu64 ", %" PRId64 " blocks: first "
+                           "differing float %" PRId64 " (block %" PRId64 ", weight %" PRId64 "): "
+                           "ggufq %.9g (0x%08x), ggml %.9g (0x%08x); block bytes %02x %02x %02x %02x...",
+                           raw_kind_names[kind], seed, n_blocks, at, at / c->block, at % c->block,
+                           ours[at], uo, ref[at], ur, blk[0], blk[1], blk[2], blk[3]);
                 }
             }
         }
@@ -295,7 +320,8 @@ static void test_type(void **state)
     assert_true(pk_kernels_of(tu_peer(), dt->type, &c.pk));
     quantize_cases(&c);
     if (!(dt->flags & PK_NO_DEQUANT))
-        dequantize_cases(&c);
+        for (int kind = 0; kind < RAW_KINDS; kind++)
+            dequantize_cases(&c, (enum raw_kind)kind);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     print_message("%s: %d cases, %.0f ms\n", c.name, c.cases,
                   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);

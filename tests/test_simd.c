@@ -2,15 +2,18 @@
  * test_simd.c — every SIMD kernel against its scalar twin, bit for bit.
  *
  * For each ISA this CPU runs (besides scalar) and each type: random block
- * bytes (any bit pattern, so NaN/Inf scales too), block counts from 1 to 67
- * (odd counts exercise the tails), source and destination pointers off by
- * 0..3 bytes from alignment. Outputs must be bitwise identical, except that
- * NaN must match NaN only by being NaN. Quantizers, where an ISA has its own,
- * get the same treatment on random float rows.
+ * bytes (any bit pattern, so NaN/Inf scales too), and in every other round
+ * blocks whose scale fields are forced to NaNs of several payloads and both
+ * signs, +-Inf, +-0, subnormals, the largest finite values (pk_force_scales);
+ * block counts from 1 to 67 (odd counts exercise the tails), source and
+ * destination pointers off by 0..3 bytes from alignment. Outputs must be
+ * bitwise identical, NaN payloads and signs included. Quantizers, where an
+ * ISA has its own, get the same treatment on random float rows.
  */
 #include "testutil.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +23,11 @@
 
 #define MAX_BLOCKS 67
 
-static int same_float(float a, float b)
+static int same_bits(float a, float b)
 {
-    uint32_t ua, ub;
-    memcpy(&ua, &a, 4);
-    memcpy(&ub, &b, 4);
-    return ua == ub || (isnan(a) && isnan(b));
+    return memcmp(&a, &b, sizeof a) == 0;
 }
+
 
 /* Compare one ISA's dequantizer with scalar for one type; returns mismatches. */
 static int check_dequant(ggufq_isa isa, int type, tu_rng *rng)
@@ -36,6 +37,7 @@ static int check_dequant(ggufq_isa isa, int type, tu_rng *rng)
     const gq_kernels *ref = gq_scalar_kernels(type);
     if (!tt || !simd || !ref || simd->dequantize == ref->dequantize)
         return 0;
+    const pk_type *scales = pk_type_of((ggufq_type)type);   /* NULL: no scale fields to force */
     const size_t max_bytes = MAX_BLOCKS * tt->block_bytes + 8;
     const size_t max_w = (size_t)MAX_BLOCKS * (size_t)tt->block_size + 8;
     uint8_t *src = malloc(max_bytes);
@@ -47,16 +49,26 @@ static int check_dequant(ggufq_isa isa, int type, tu_rng *rng)
         const int64_t n = nblk * tt->block_size;
         for (size_t i = 0; i < max_bytes; i++)
             src[i] = (uint8_t)tu_rand_u64(rng);
+        const bool special = scales && iter % 2 == 1;
+        if (special)
+            for (int b = 0; b < nblk; b++)
+                pk_force_scales(scales, tu_rand_u64(rng), src + so + (size_t)b * tt->block_bytes);
         memset(a, 0x5A, max_w * sizeof(float));
         memset(b, 0xA5, max_w * sizeof(float));
         ref->dequantize(src + so, a + dof, n);
         simd->dequantize(src + so, b + dof, n);
         for (int64_t i = 0; i < n; i++) {
-            if (!same_float(a[dof + i], b[dof + i])) {
+            if (!same_bits(a[dof + i], b[dof + i])) {
+                uint32_t ua, ub;
+                memcpy(&ua, &a[dof + i], 4);
+                memcpy(&ub, &b[dof + i], 4);
+                const uint8_t *blk = src + so + (size_t)(i / tt->block_size) * tt->block_bytes;
                 fprintf(stderr, "%s dequantize %s: weight %lld of %lld (block %lld): "
-                        "scalar %a, simd %a (iter %d, src+%zu, dst+%zu)\n",
+                        "scalar %a (0x%08x), simd %a (0x%08x) (iter %d%s, src+%zu, dst+%zu; "
+                        "block bytes %02x %02x %02x %02x...)\n",
                         ggufq_isa_name(isa), tt->name, (long long)i, (long long)n,
-                        (long long)(i / tt->block_size), a[dof + i], b[dof + i], iter, so, dof);
+                        (long long)(i / tt->block_size), a[dof + i], ua, b[dof + i], ub, iter,
+                        special ? ", special scales" : "", so, dof, blk[0], blk[1], blk[2], blk[3]);
                 bad++;
                 break;
             }

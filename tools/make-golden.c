@@ -13,11 +13,18 @@
  *   raw              <type>           random blocks, each redrawn until ggml decodes it
  *                                     to finite values (F16/BF16 keep NaN/Inf patterns)
  *   raw_dequant      F32              ggml's dequantize(raw)
+ *   raw_special      <type>           random blocks whose scale fields are forced in turn
+ *                                     to NaNs (payloads, signs), +-Inf, +-0, subnormals,
+ *                                     the largest finite values (types with scale fields)
+ *   raw_special_dequant F32           ggml's dequantize(raw_special)
  *   metadata: general.architecture, general.alignment, golden.type, golden.seed,
  *             golden.reference
  *
- * Usage: make-golden --peer DIR --out DIR [--seed N] [--rows N] [TYPE...]
+ * Usage: make-golden --peer DIR --out DIR [--keep DIR] [--seed N] [--rows N] [TYPE...]
  * Without TYPE, every type in pk_types[] (tests/peer_kernels.c) is written.
+ * With --keep, a tensor that DIR/<type>.gguf already holds (same name, type
+ * and size) is copied from there unchanged: new tensors can be added to the
+ * golden files without touching the existing vectors.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -102,14 +109,33 @@ static void fill_imatrix(tu_rng *r, float *w, int64_t n)
 typedef struct golden_data {
     int64_t  rows;
     float   *input, *imatrix;
-    uint8_t *quant, *quant_imatrix, *raw;
-    float   *dequant, *dequant_imatrix, *raw_dequant;
+    uint8_t *quant, *quant_imatrix, *raw, *raw_special;
+    float   *dequant, *dequant_imatrix, *raw_dequant, *raw_special_dequant;
 } golden_data;
 
 static void free_data(golden_data *d)
 {
-    free(d->quant); free(d->quant_imatrix); free(d->raw);
-    free(d->dequant); free(d->dequant_imatrix); free(d->raw_dequant);
+    free(d->quant); free(d->quant_imatrix); free(d->raw); free(d->raw_special);
+    free(d->dequant); free(d->dequant_imatrix); free(d->raw_dequant); free(d->raw_special_dequant);
+}
+
+/*
+ * Random blocks with their scale fields forced to special values
+ * (pk_force_scales): block b's field f gets choice b * (2f + 1) + f, so the
+ * first field takes every value in turn and the others other combinations.
+ */
+static void draw_special(const pk_type *t, tu_rng *r, uint8_t *raw, int64_t n_blocks)
+{
+    const size_t bb = ggufq_type_block_bytes(t->type);
+    for (int64_t b = 0; b < n_blocks; b++) {
+        uint8_t *blk = raw + (size_t)b * bb;
+        for (size_t i = 0; i < bb; i++)
+            blk[i] = (uint8_t)tu_rand_u64(r);
+        uint64_t pick = 0;
+        for (unsigned f = 0; f < PK_MAX_SCALES; f++)
+            pick |= (((uint64_t)b * (2 * f + 1) + f) & 0xFF) << 8 * f;
+        pk_force_scales(t, pick, blk);
+    }
 }
 
 /* Random blocks; quantized ones redrawn until ggml decodes them to finite values. */
@@ -182,6 +208,14 @@ static bool compute(const pk_kernels *pk, uint64_t seed, golden_data *d)
         d->raw_dequant = alloc_or_die((size_t)n * sizeof(float));
         pk->dequant(d->raw, d->raw_dequant, n);
     }
+    if (has_dequant && pk_n_scales(gt) > 0) {
+        /* a stream of its own: the tensors above stay as they were */
+        tu_rng r = { seed * 0x100000001B3ull + (uint64_t)gt->type + 0x5BEC1A15ull };
+        d->raw_special = alloc_or_die(qbytes);
+        draw_special(gt, &r, d->raw_special, n / ggufq_type_block_size(gt->type));
+        d->raw_special_dequant = alloc_or_die((size_t)n * sizeof(float));
+        pk->dequant(d->raw_special, d->raw_special_dequant, n);
+    }
     return true;
 }
 
@@ -193,7 +227,20 @@ typedef struct out_tensor {
     size_t      size;
 } out_tensor;
 
-static int write_file(const char *path, const pk_type *gt, uint64_t seed, const golden_data *d)
+/* The data of tensor `name` in `keep` if it has that type and size, else `data`. */
+static const void *kept_or(const ggufq_file *keep, const char *name, ggufq_type type, size_t size,
+                           const void *data)
+{
+    ggufq_tensor_info t;
+    const int64_t i = keep ? ggufq_find_tensor(keep, name) : -1;
+    if (data == NULL || i < 0 || ggufq_tensor_at(keep, i, &t) != GGUFQ_OK || t.type != type ||
+        t.size != size)
+        return data;
+    return t.data;
+}
+
+static int write_file(const char *path, const pk_type *gt, uint64_t seed, const golden_data *d,
+                      const ggufq_file *keep)
 {
     const size_t qbytes = (size_t)d->rows * ggufq_row_size(gt->type, ROW_LENGTH);
     const size_t fbytes = (size_t)d->rows * ROW_LENGTH * sizeof(float);
@@ -206,8 +253,13 @@ static int write_file(const char *path, const pk_type *gt, uint64_t seed, const 
         { "dequant_imatrix", GGUFQ_TYPE_F32, 2, d->dequant_imatrix, fbytes },
         { "raw",             gt->type,       2, d->raw,             qbytes },
         { "raw_dequant",     GGUFQ_TYPE_F32, 2, d->raw_dequant,     fbytes },
+        { "raw_special",     gt->type,       2, d->raw_special,     qbytes },
+        { "raw_special_dequant", GGUFQ_TYPE_F32, 2, d->raw_special_dequant, fbytes },
     };
     const size_t n_all = sizeof all / sizeof all[0];
+    const void *data[sizeof all / sizeof all[0]];
+    for (size_t i = 0; i < n_all; i++)
+        data[i] = kept_or(keep, all[i].name, all[i].type, all[i].size, all[i].data);
     const char *tname = ggufq_type_name(gt->type);
     ggufq_writer *w = NULL;
     ggufq_error err;
@@ -228,7 +280,7 @@ static int write_file(const char *path, const pk_type *gt, uint64_t seed, const 
             st = ggufq_writer_add_tensor(w, all[i].name, all[i].type, all[i].n_dims, dims);
     for (size_t i = 0; i < n_all && st == GGUFQ_OK; i++)
         if (all[i].data)
-            st = ggufq_writer_write(w, all[i].data, all[i].size);
+            st = ggufq_writer_write(w, data[i], all[i].size);
     if (st != GGUFQ_OK) {
         fprintf(stderr, "make-golden: %s\n", ggufq_writer_error(w)->message);
         ggufq_writer_abort(w);
@@ -240,21 +292,37 @@ static int write_file(const char *path, const pk_type *gt, uint64_t seed, const 
     return st;
 }
 
-static bool make_one(const pk_peer *peer, const pk_type *gt, const char *out_dir, uint64_t seed,
-                     float *input, float *imatrix, int64_t rows)
+static bool make_one(const pk_peer *peer, const pk_type *gt, const char *out_dir,
+                     const char *keep_dir, uint64_t seed, float *input, float *imatrix,
+                     int64_t rows)
 {
     pk_kernels pk;
     if (!pk_kernels_of(peer, gt->type, &pk))   /* also builds ggml's IQ grids for the type */
         return false;
     golden_data d = { .rows = rows, .input = input, .imatrix = imatrix };
     bool ok = compute(&pk, seed, &d);
+    ggufq_file *keep = NULL;
+    char path[4200];
+    if (ok && keep_dir) {
+        ggufq_error err;
+        snprintf(path, sizeof path, "%s/%s.gguf", keep_dir, ggufq_type_name(gt->type));
+        FILE *exists = fopen(path, "rb");
+        if (!exists)
+            printf("make-golden: --keep: no %s, nothing kept\n", path);
+        else
+            fclose(exists);
+        if (exists && ggufq_open(path, NULL, &keep, &err) != GGUFQ_OK) {
+            fprintf(stderr, "make-golden: --keep: %s\n", err.message);
+            ok = false;
+        }
+    }
     if (ok) {
-        char path[4200];
         snprintf(path, sizeof path, "%s/%s.gguf", out_dir, ggufq_type_name(gt->type));
-        ok = write_file(path, gt, seed, &d) == GGUFQ_OK;
+        ok = write_file(path, gt, seed, &d, keep) == GGUFQ_OK;
         if (ok)
             printf("make-golden: wrote %s\n", path);
     }
+    ggufq_close(keep);
     free_data(&d);
     return ok;
 }
@@ -265,9 +333,12 @@ static bool make_one(const pk_peer *peer, const pk_type *gt, const char *out_dir
 static void usage(FILE *to)
 {
     fprintf(to,
-        "usage: make-golden --peer DIR --out DIR [--seed N] [--rows N] [TYPE...]\n"
+        "usage: make-golden --peer DIR --out DIR [--keep DIR] [--seed N] [--rows N] [TYPE...]\n"
         "  --peer DIR  directory holding ggml's libggml-base.so (default: $GGUFQ_PEER_DIR)\n"
         "  --out DIR   where <type>.gguf files are written (must exist)\n"
+        "  --keep DIR  take the tensors DIR/<type>.gguf holds (same name, type, size) from\n"
+        "              there unchanged, compute only the others (no file: compute all;\n"
+        "              DIR may be the --out DIR)\n"
         "  --seed N    random seed, 0..4294967295 (default 1)\n"
         "  --rows N    rows of %d weights per tensor (default 16)\n"
         "  TYPE        ggml type names (q4_0, iq2_xxs, ...); default: all of:\n ",
@@ -296,7 +367,7 @@ static const pk_type *find_golden_type(const char *name)
 
 int main(int argc, char **argv)
 {
-    const char *peer_dir = getenv("GGUFQ_PEER_DIR"), *out_dir = NULL;
+    const char *peer_dir = getenv("GGUFQ_PEER_DIR"), *out_dir = NULL, *keep_dir = NULL;
     uint64_t seed = 1, rows = 16;
     const pk_type *chosen[GGUFQ_TYPE_COUNT];
     size_t n_chosen = 0;
@@ -310,6 +381,8 @@ int main(int argc, char **argv)
             peer_dir = argv[++i];
         } else if (!strcmp(a, "--out") && has_value) {
             out_dir = argv[++i];
+        } else if (!strcmp(a, "--keep") && has_value) {
+            keep_dir = argv[++i];
         } else if (!strcmp(a, "--seed") && has_value) {
             if (!parse_u64(argv[++i], UINT32_MAX, &seed)) {
                 fprintf(stderr, "make-golden: bad --seed %s\n", argv[i]);
@@ -361,7 +434,7 @@ int main(int argc, char **argv)
 
     int failures = 0;
     for (size_t i = 0; i < n_chosen; i++) {
-        if (!make_one(&peer, chosen[i], out_dir, seed, input, imatrix, (int64_t)rows)) {
+        if (!make_one(&peer, chosen[i], out_dir, keep_dir, seed, input, imatrix, (int64_t)rows)) {
             fprintf(stderr, "make-golden: %s: failed\n", ggufq_type_name(chosen[i]->type));
             failures++;
         }

@@ -59,12 +59,17 @@ static inline void store_u16(uint8_t *p, uint16_t v)
     memcpy(p, &v, sizeof v);
 }
 
-/* 8 weights = db * grid magnitude, negated where the sign bit is set. */
+/*
+ * 8 weights = db * grid magnitude, negated where the sign bit is set.
+ * ggml writes `db * mag * (s ? -1.f : 1.f)`, which its (optimising) compiler
+ * turns into a sign flip of the product; we write the negation itself: a real
+ * multiply by -1 (what -O0 builds do) would keep a NaN product's sign.
+ */
 static inline void decode_group(float *y, float db, uint64_t grid_point, uint8_t signs)
 {
     for (int j = 0; j < 8; ++j) {
-        const uint8_t mag = (uint8_t)(grid_point >> (8 * j));
-        y[j] = db * mag * (signs & gq_kmask_iq2xs[j] ? -1.f : 1.f);
+        const float v = db * (uint8_t)(grid_point >> (8 * j));
+        y[j] = signs & gq_kmask_iq2xs[j] ? -v : v;
     }
 }
 

@@ -59,12 +59,18 @@ static inline uint8_t grid_byte(uint32_t entry, int j) { return (uint8_t)(entry 
 /* Dequantization                                                            */
 /* ------------------------------------------------------------------------- */
 
-/* 8 weights from two grid entries and 8 sign bits. */
+/*
+ * 8 weights from two grid entries and 8 sign bits. ggml multiplies the
+ * product by -1.f, which its (optimising) compiler turns into a sign flip; we
+ * write the negation itself: a real multiply by -1 (what -O0 builds do) would
+ * keep a NaN product's sign.
+ */
 static void decode_pair(float db, uint32_t grid1, uint32_t grid2, uint8_t signs, float *y)
 {
     for (int j = 0; j < 4; ++j) {
-        y[j + 0] = db * grid_byte(grid1, j) * (signs & gq_kmask_iq2xs[j + 0] ? -1.f : 1.f);
-        y[j + 4] = db * grid_byte(grid2, j) * (signs & gq_kmask_iq2xs[j + 4] ? -1.f : 1.f);
+        const float v1 = db * grid_byte(grid1, j), v2 = db * grid_byte(grid2, j);
+        y[j + 0] = signs & gq_kmask_iq2xs[j + 0] ? -v1 : v1;
+        y[j + 4] = signs & gq_kmask_iq2xs[j + 4] ? -v2 : v2;
     }
 }
 

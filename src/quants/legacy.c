@@ -32,6 +32,27 @@ _Static_assert(sizeof(blk_q8_0) == 34, "q8_0 block");
 _Static_assert(sizeof(blk_q8_1) == 36, "q8_1 block");
 
 /*
+ * One block's q[j] * d + m (Q4_1, Q5_1) as ggml's compiled code gives it,
+ * NaNs included. When the product and m are both NaN, an add returns its
+ * first operand's NaN (x86 and AArch64 alike) and ggml's code puts the
+ * product first; but + is commutative and compilers order its operands at
+ * will (clang's vector code swaps them). So with a NaN m a NaN product is
+ * returned as it is, and no add ever sees two NaNs.
+ */
+static void store_affine(float *dst, const int *q, float d, float m)
+{
+    if (isnan(m)) {
+        for (int j = 0; j < QK; j++) {
+            const float p = q[j] * d;
+            dst[j] = isnan(p) ? p : p + m;
+        }
+    } else {
+        for (int j = 0; j < QK; j++)
+            dst[j] = q[j] * d + m;
+    }
+}
+
+/*
  * ggml converts float -> int8_t/uint8_t directly; the peer (x86) does that as
  * a truncating conversion to int32 (cvttss2si: NaN and out-of-range give
  * INT32_MIN) followed by keeping the low byte. We spell that out, so the bytes
@@ -210,12 +231,12 @@ void gq_dequantize_q4_1(const void *src, float *dst, int64_t n)
     for (int64_t i = 0; i < n / QK; i++, dst += QK) {
         const float d = gq_fp16_to_fp32(x[i].d);
         const float m = gq_fp16_to_fp32(x[i].m);
+        int q[QK];
         for (int j = 0; j < QK / 2; j++) {
-            const int a = x[i].qs[j] & 0x0F;
-            const int b = x[i].qs[j] >> 4;
-            dst[j]          = a * d + m;
-            dst[j + QK / 2] = b * d + m;
+            q[j]          = x[i].qs[j] & 0x0F;
+            q[j + QK / 2] = x[i].qs[j] >> 4;
         }
+        store_affine(dst, q, d, m);
     }
 }
 
@@ -320,12 +341,12 @@ void gq_dequantize_q5_1(const void *src, float *dst, int64_t n)
         const float m = gq_fp16_to_fp32(x[i].m);
         uint32_t qh;
         memcpy(&qh, x[i].qh, sizeof qh);
+        int q[QK];
         for (int j = 0; j < QK / 2; j++) {
-            const int a = (x[i].qs[j] & 0x0F) | q5_high_bit(qh, j);
-            const int b = (x[i].qs[j] >> 4) | q5_high_bit(qh, j + QK / 2);
-            dst[j]          = a * d + m;
-            dst[j + QK / 2] = b * d + m;
+            q[j]          = (x[i].qs[j] & 0x0F) | q5_high_bit(qh, j);
+            q[j + QK / 2] = (x[i].qs[j] >> 4) | q5_high_bit(qh, j + QK / 2);
         }
+        store_affine(dst, q, d, m);
     }
 }
 

@@ -1,14 +1,14 @@
 /*
  * iq2_avx2.c — AVX2 dequantizers for IQ2_XXS, IQ2_XS and IQ2_S.
- * SIMD twin of src/quants/iq2.c (same arithmetic: y = db * mag * (+-1)).
+ * SIMD twin of src/quants/iq2.c (same arithmetic: y = +-(db * mag)).
  *
  * How it vectorises: each 8 weights are one 64-bit grid point (8 magnitude
- * bytes, all in 1..127). The signs are applied to the bytes with PSIGNB
- * before widening (VPMOVSXBD) and conversion, then one multiply by db: since
- * rounding is symmetric, db * (-mag) == -(db * mag) bit for bit, and no
- * magnitude is 0, so the -0 cases match too. IQ2_XXS/XS take the sign bytes
- * from ksigns64 (0x00/0xFF per weight, OR 0x01 makes them +1/-1 for PSIGNB);
- * IQ2_S stores 8 plain sign bits, spread to bytes with PDEP. The group scale
+ * bytes, all in 1..127), widened (VPMOVZXBD), converted and multiplied by db;
+ * then the sign bits are XORed into the products. The sign goes on after the
+ * multiply, as in the scalar code (and ggml's compiled code): for a NaN db,
+ * db * (-mag) would keep the NaN's sign where ggml flips it. IQ2_XXS/XS take
+ * the sign bytes from ksigns64 (0x00/0xFF per weight); IQ2_S stores 8 plain
+ * sign bits, spread to bytes with PDEP. The group scale
  * db = d * (0.5 + ls) * 0.25 is computed in the scalar order, with 0.5 + ls
  * taken from a float table (the same exact values).
  */
@@ -29,7 +29,6 @@
 static const float half_plus[16] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f,
                                      8.5f, 9.5f, 10.5f, 11.5f, 12.5f, 13.5f, 14.5f, 15.5f };
 
-#define ONES_8     UINT64_C(0x0101010101010101)
 #define SIGN_BYTES UINT64_C(0x8080808080808080)
 
 static inline uint16_t load_u16(const uint8_t *p)
@@ -52,19 +51,20 @@ static inline __m256 group_scale(__m256 d, unsigned ls)
     return _mm256_mul_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(&half_plus[ls])), _mm256_set1_ps(0.25f));
 }
 
-/* 8 weights: db * (grid bytes with signs applied); sign bytes are +1 / -1. */
-static inline void decode_signed(float *y, __m256 db, const uint64_t *grid_point, __m128i sign)
+/* 8 weights: db * grid magnitudes, then the float sign bit flipped in each
+ * lane whose sign byte has its top bit set. */
+static inline void decode_signed(float *y, __m256 db, const uint64_t *grid_point, __m128i sign_bytes)
 {
     const __m128i mag = _mm_loadl_epi64((const __m128i *)grid_point);
-    const __m256i q = _mm256_cvtepi8_epi32(_mm_sign_epi8(mag, sign));
-    _mm256_storeu_ps(y, _mm256_mul_ps(db, _mm256_cvtepi32_ps(q)));
+    const __m256 p = _mm256_mul_ps(db, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mag)));
+    const __m256i sign = _mm256_and_si256(_mm256_cvtepi8_epi32(sign_bytes), _mm256_set1_epi32(INT32_MIN));
+    _mm256_storeu_ps(y, _mm256_xor_ps(p, _mm256_castsi256_ps(sign)));
 }
 
-/* +1 / -1 sign bytes from a 7-bit index into ksigns64 (8th sign = parity). */
+/* 0x00 / 0xFF sign bytes from a 7-bit index into ksigns64 (8th sign = parity). */
 static inline __m128i parity_signs(unsigned index)
 {
-    const __m128i s = _mm_loadl_epi64((const __m128i *)(gq_ksigns64 + index));
-    return _mm_or_si128(s, _mm_set1_epi8(1));
+    return _mm_loadl_epi64((const __m128i *)(gq_ksigns64 + index));
 }
 
 static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
@@ -117,7 +117,7 @@ static void dequant_iq2_s(const void *src, float *dst, int64_t n)
             const unsigned h = qh[ib];
             for (int l = 0; l < 4; ++l) {
                 const unsigned index = qs[l] | ((h << (8 - 2 * l)) & 0x300);
-                const uint64_t s = _pdep_u64(signs[l], SIGN_BYTES) | ONES_8;
+                const uint64_t s = _pdep_u64(signs[l], SIGN_BYTES);
                 decode_signed(dst + 8 * l, l < 2 ? db1 : db2, gq_iq2s_grid + index,
                               _mm_cvtsi64_si128((long long)s));
             }

@@ -74,11 +74,24 @@ static inline void store_scaled(float *dst, const __m256i c[4], int offset, __m2
         _mm256_storeu_ps(dst + 8 * g, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(c[g], off)), d));
 }
 
-/* dst[8g..] = c[g] * d + m */
-static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, __m256 m)
+/*
+ * dst[8g..] = c[g] * d + m. Where the product and m are both NaN, the
+ * product's NaN (the scalar's store_affine() explains why): compilers may swap the
+ * operands of vaddps, so with a NaN m the NaN products are blended back.
+ */
+static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, const uint8_t *m_f16)
 {
-    for (int g = 0; g < 4; g++)
-        _mm256_storeu_ps(dst + 8 * g, _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(c[g]), d), m));
+    uint16_t h;
+    memcpy(&h, m_f16, sizeof h);
+    const bool m_nan = (h & 0x7FFF) > 0x7C00;
+    const __m256 m = _mm256_set1_ps(_cvtsh_ss(h));
+    for (int g = 0; g < 4; g++) {
+        const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(c[g]), d);
+        __m256 y = _mm256_add_ps(p, m);
+        if (m_nan)
+            y = _mm256_blendv_ps(y, p, _mm256_cmp_ps(p, p, _CMP_UNORD_Q));
+        _mm256_storeu_ps(dst + 8 * g, y);
+    }
 }
 
 static void dequantize_q4_0(const void *src, float *dst, int64_t n)
@@ -97,7 +110,7 @@ static void dequantize_q4_1(const void *src, float *dst, int64_t n)
     for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
         __m256i c[4];
         nibble_codes(blk + 4, NULL, c);
-        store_scaled_min(dst, c, fp16_scale(blk), fp16_scale(blk + 2));
+        store_scaled_min(dst, c, fp16_scale(blk), blk + 2);
     }
 }
 
@@ -117,7 +130,7 @@ static void dequantize_q5_1(const void *src, float *dst, int64_t n)
     for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
         __m256i c[4];
         nibble_codes(blk + 8, blk + 4, c);
-        store_scaled_min(dst, c, fp16_scale(blk), fp16_scale(blk + 2));
+        store_scaled_min(dst, c, fp16_scale(blk), blk + 2);
     }
 }
 

@@ -1,14 +1,15 @@
 /*
  * iq2_avx512.c — AVX-512 dequantizers for IQ2_XXS, IQ2_XS and IQ2_S.
- * SIMD twin of src/quants/iq2.c (same arithmetic: y = db * mag * (+-1)).
+ * SIMD twin of src/quants/iq2.c (same arithmetic: y = +-(db * mag)).
  *
  * How it vectorises: 16 weights per zmm. Two 64-bit grid points (8 magnitude
- * bytes each, all in 1..127) are joined in one xmm with their 16 signs
- * applied as a byte mask (masked VPSUBB 0 - mag), then widened (VPMOVSXBD),
- * converted and multiplied by db: rounding is symmetric, so db * (-mag) ==
- * -(db * mag) bit for bit, and no magnitude is 0, so -0 cases match too. The
- * sign masks come from the byte table ksigns_iq2xs (IQ2_XXS/XS, 7 stored bits
- * + parity) or straight from the stored sign bytes (IQ2_S). The group scale
+ * bytes each, all in 1..127) are joined in one xmm, widened (VPMOVZXBD),
+ * converted and multiplied by db; then the 16 signs flip the float sign bits
+ * (masked VPXORD). The sign goes on after the multiply, as in the scalar code
+ * (and ggml's compiled code): for a NaN db, db * (-mag) would keep the NaN's
+ * sign where ggml flips it. The sign masks come from the byte table
+ * ksigns_iq2xs (IQ2_XXS/XS, 7 stored bits + parity) or straight from the
+ * stored sign bytes (IQ2_S). The group scale
  * db = d * (0.5 + ls) * 0.25 is computed in the scalar order, with 0.5 + ls
  * from a float table (the same exact values).
  */
@@ -49,12 +50,12 @@ static inline __m512 group_scale(__m512 d, unsigned ls)
     return _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(half_plus[ls])), _mm512_set1_ps(0.25f));
 }
 
-/* 16 weights: db * (magnitudes of points g1, g2, negated where `neg` has a bit). */
+/* 16 weights: db * magnitudes of points g1, g2; negated (sign bit flipped) where `neg` has a bit. */
 static inline void decode_two(float *y, __m512 db, const uint64_t *g1, const uint64_t *g2, __mmask16 neg)
 {
     const __m128i mag = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)g1), (long long)*g2, 1);
-    const __m128i q = _mm_mask_sub_epi8(mag, neg, _mm_setzero_si128(), mag);
-    _mm512_storeu_ps(y, _mm512_mul_ps(db, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q))));
+    const __m512i p = _mm512_castps_si512(_mm512_mul_ps(db, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mag))));
+    _mm512_storeu_ps(y, _mm512_castsi512_ps(_mm512_mask_xor_epi32(p, neg, p, _mm512_set1_epi32(INT32_MIN))));
 }
 
 static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)

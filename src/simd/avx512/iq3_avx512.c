@@ -1,14 +1,15 @@
 /*
  * iq3_avx512.c — AVX-512 dequantizers for IQ3_XXS and IQ3_S.
- * SIMD twin of src/quants/iq3.c (same arithmetic: y = db * mag * (+-1)).
+ * SIMD twin of src/quants/iq3.c (same arithmetic: y = +-(db * mag)).
  *
  * How it vectorises: 16 weights per zmm. Four 32-bit grid entries (4
- * magnitude bytes each, all odd, in 1..127) are joined in one xmm, their 16
- * signs applied as a byte mask (masked VPSUBB 0 - mag), then widened
- * (VPMOVSXBD), converted and multiplied by db: rounding is symmetric, so
- * db * (-mag) == -(db * mag) bit for bit, and no magnitude is 0. The sign
- * masks come from ksigns_iq2xs (IQ3_XXS: 7 stored bits + parity) or straight
- * from the stored sign bytes (IQ3_S). Group scales are computed in the
+ * magnitude bytes each, all odd, in 1..127) are joined in one xmm, widened
+ * (VPMOVZXBD), converted and multiplied by db; then the 16 signs flip the
+ * float sign bits (masked VPXORD). The sign goes on after the multiply, as in
+ * the scalar code (and ggml's compiled code): for a NaN db, db * (-mag) would
+ * keep the NaN's sign where ggml flips it. The sign masks come from
+ * ksigns_iq2xs (IQ3_XXS: 7 stored bits + parity) or straight from the stored
+ * sign bytes (IQ3_S). Group scales are computed in the
  * scalar order from small float tables holding the same exact values.
  */
 #include <immintrin.h>
@@ -47,7 +48,7 @@ static inline uint32_t load_u32(const uint8_t *p)
     return v;
 }
 
-/* 16 weights from 4 grid entries, negated where `neg` has a bit. */
+/* 16 weights from 4 grid entries; negated (sign bit flipped) where `neg` has a bit. */
 static inline void decode_four(float *y, __m512 db, const uint32_t *g0, const uint32_t *g1,
                                const uint32_t *g2, const uint32_t *g3, __mmask16 neg)
 {
@@ -55,8 +56,8 @@ static inline void decode_four(float *y, __m512 db, const uint32_t *g0, const ui
     mag = _mm_insert_epi32(mag, (int)*g1, 1);
     mag = _mm_insert_epi32(mag, (int)*g2, 2);
     mag = _mm_insert_epi32(mag, (int)*g3, 3);
-    const __m128i q = _mm_mask_sub_epi8(mag, neg, _mm_setzero_si128(), mag);
-    _mm512_storeu_ps(y, _mm512_mul_ps(db, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q))));
+    const __m512i p = _mm512_castps_si512(_mm512_mul_ps(db, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(mag))));
+    _mm512_storeu_ps(y, _mm512_castsi512_ps(_mm512_mask_xor_epi32(p, neg, p, _mm512_set1_epi32(INT32_MIN))));
 }
 
 static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)

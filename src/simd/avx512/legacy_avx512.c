@@ -44,13 +44,30 @@ static inline __m512 codes_from(int first)
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
 }
 
-/* Block layout: d, m, qs[16]. Output: c * d + m (no fused multiply-add). */
+/*
+ * c * d + m (no fused multiply-add); where the product and m are both NaN,
+ * the product's NaN (the scalar's store_affine() explains why): compilers
+ * may swap the operands of vaddps, so with a NaN m (the F16 at m_f16) the NaN
+ * products are put back with a mask.
+ */
+static inline __m512 affine_table(__m512 codes, __m512 d, const uint8_t *m_f16)
+{
+    const __m512 p = _mm512_mul_ps(codes, d);
+    const __m512 y = _mm512_add_ps(p, fp16_scale(m_f16));
+    uint16_t h;
+    memcpy(&h, m_f16, sizeof h);
+    if ((h & 0x7FFF) <= 0x7C00)
+        return y;
+    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), p);
+}
+
+/* Block layout: d, m, qs[16]. Output: c * d + m. */
 static void dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes = codes_from(0);
     for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
-        const __m512 table = _mm512_add_ps(_mm512_mul_ps(codes, fp16_scale(blk)), fp16_scale(blk + 2));
+        const __m512 table = affine_table(codes, fp16_scale(blk), blk + 2);
         const __m512i q = bytes_to_lanes(blk + 4);
         _mm512_storeu_ps(dst, _mm512_permutexvar_ps(q, table));
         _mm512_storeu_ps(dst + 16, _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), table));
@@ -95,9 +112,8 @@ static void dequantize_q5_1(const void *src, float *dst, int64_t n)
     const uint8_t *blk = src;
     const __m512 codes_lo = codes_from(0), codes_hi = codes_from(16);
     for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
-        const __m512 d = fp16_scale(blk), m = fp16_scale(blk + 2);
-        const __m512 tab_lo = _mm512_add_ps(_mm512_mul_ps(codes_lo, d), m);
-        const __m512 tab_hi = _mm512_add_ps(_mm512_mul_ps(codes_hi, d), m);
+        const __m512 d = fp16_scale(blk);
+        const __m512 tab_lo = affine_table(codes_lo, d, blk + 2), tab_hi = affine_table(codes_hi, d, blk + 2);
         __m512i lo, hi;
         q5_indices(blk + 4, blk + 8, &lo, &hi);
         _mm512_storeu_ps(dst, _mm512_permutex2var_ps(tab_lo, lo, tab_hi));

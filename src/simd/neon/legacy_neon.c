@@ -9,7 +9,7 @@
  * The integer level (minus the offset, in int8 as the scalar does in int) is
  * widened with vmovl to int32, converted (exact) and multiplied by the
  * broadcast scale; Q4_1 and Q5_1 then add m in a separate vaddq, as the
- * scalar's q * d + m.
+ * scalar's store_affine() (q * d + m, a NaN product kept as it is).
  *
  * Quantizers (no imatrix; with one, gq_neon_quantize_<t>_imatrix): blocks in
  * batches of 4. A first pass reduces each block's 8 vectors to its max and

@@ -54,13 +54,17 @@ static inline void nq_store_s8_mul(float *dst, int8x16_t q, float32x4_t d)
         vst1q_f32(dst + 4 * k, vmulq_f32(f[k], d));
 }
 
-/* dst[0..16) = q[i] * d + m: multiply, then add (two roundings, as scalar). */
+/* dst[0..16) = q[i] * d + m: multiply, then add (two roundings, as scalar).
+ * A NaN product is kept as it is, m or not (the scalar's store_affine()
+ * in legacy.c explains why): compilers may swap the operands of the add. */
 static inline void nq_store_u8_mul_add(float *dst, uint8x16_t q, float32x4_t d, float32x4_t m)
 {
     float32x4_t f[4];
     nq_u8x16_to_f32(q, f);
-    for (int k = 0; k < 4; k++)
-        vst1q_f32(dst + 4 * k, vaddq_f32(vmulq_f32(f[k], d), m));
+    for (int k = 0; k < 4; k++) {
+        const float32x4_t p = vmulq_f32(f[k], d);
+        vst1q_f32(dst + 4 * k, vbslq_f32(vceqq_f32(p, p), vaddq_f32(p, m), p));
+    }
 }
 
 /* dst[0..16) = d * q[i] - m: multiply, then subtract (the K-quants' form). */
