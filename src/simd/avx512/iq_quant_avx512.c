@@ -279,10 +279,13 @@ static inline void nearest8_quad(const gq_iqgrid *g, const nb_quad *qd, int p[4]
         } else {
             wl = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(lo[0] + j)));
             wh = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(hi[0] + j)));
-            for (int s = 1; s < 4; ++s) {
-                wl = _mm512_inserti32x4(wl, _mm_loadu_si128((const __m128i *)(lo[s] + j)), s);
-                wh = _mm512_inserti32x4(wh, _mm_loadu_si128((const __m128i *)(hi[s] + j)), s);
-            }
+            /* lane-insert immediates must be constants (clang, gcc -O0): unrolled */
+            wl = _mm512_inserti32x4(wl, _mm_loadu_si128((const __m128i *)(lo[1] + j)), 1);
+            wh = _mm512_inserti32x4(wh, _mm_loadu_si128((const __m128i *)(hi[1] + j)), 1);
+            wl = _mm512_inserti32x4(wl, _mm_loadu_si128((const __m128i *)(lo[2] + j)), 2);
+            wh = _mm512_inserti32x4(wh, _mm_loadu_si128((const __m128i *)(hi[2] + j)), 2);
+            wl = _mm512_inserti32x4(wl, _mm_loadu_si128((const __m128i *)(lo[3] + j)), 3);
+            wh = _mm512_inserti32x4(wh, _mm_loadu_si128((const __m128i *)(hi[3] + j)), 3);
         }
         wl = _mm512_or_si512(wl, slot);
         wh = _mm512_or_si512(wh, slot);
