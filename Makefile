@@ -8,6 +8,9 @@
 #   make test-neon  cross-build for aarch64 and run the suite under qemu-aarch64
 #   make test-x86-fallbacks  run the suite under qemu-x86_64 -cpu Haswell (AVX2) and Nehalem (scalar)
 #   make test-asan  build with AddressSanitizer + UBSan and run the suite
+#   make test-debug build with gcc at -O0 (Debug) into build-debug/ and run the suite
+#   make test-clang build with clang (Release) into build-clang/ and run the suite
+#   make test-matrix  make test, test-debug and test-clang, one after the other
 #   make test-tsan  build with ThreadSanitizer (clang, libomp) and run the threaded tests
 #   make fuzz SECONDS=N  build the libFuzzer targets (clang) into build-fuzz/, run each for N seconds
 #                   (FUZZ_FLAGS=-fno-sanitize=... to look past a known bug)
@@ -24,7 +27,8 @@ SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
 FUZZ_FLAGS ?=
 
-.PHONY: all build deps configure run test bench bench-requant install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz
+.PHONY: all build deps configure run test bench bench-requant install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
+	test-debug test-clang test-matrix
 
 all: build
 
@@ -50,6 +54,28 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory peer
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# The whole suite under other compilers and optimisation levels, against the
+# peer: gcc -O0 and clang -O2 take other paths through what C leaves open
+# (intrinsic immediates must be constants, not values that fold under -O2;
+# which of two NaN operands comes out must not follow the compiler's
+# operand order), so the same bytes must come out of every build.
+PEER_DIR = $(CURDIR)/$(BUILD)/peer/package/bins/linux-x64
+test-debug: deps peer
+	CC=gcc CXX=g++ cmake -S . -B build-debug -DCMAKE_BUILD_TYPE=Debug -DGGUFQ_BUILD_BENCH=OFF
+	cmake --build build-debug -j $(JOBS)
+	cd build-debug && GGUFQ_PEER_DIR=$(PEER_DIR) ctest --output-on-failure -j $(JOBS) --timeout 1800
+
+test-clang: deps peer
+	@sh scripts/install-deps --clang
+	CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DGGUFQ_BUILD_BENCH=OFF
+	cmake --build build-clang -j $(JOBS)
+	cd build-clang && GGUFQ_PEER_DIR=$(PEER_DIR) ctest --output-on-failure -j $(JOBS) --timeout 900
+
+test-matrix:
+	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory test-debug
+	@$(MAKE) --no-print-directory test-clang
 
 # AArch64: cross-compiled, every test run under qemu-aarch64 (no peer there: it is x86-64 only).
 test-neon:
@@ -134,4 +160,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-neon build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-neon build-asan build-tsan build-fuzz build-debug build-clang

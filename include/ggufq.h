@@ -189,6 +189,16 @@ typedef enum ggufq_isa {
 GGUFQ_API int         ggufq_use_isa(ggufq_isa isa);
 /** The ISA whose kernels are in use (decided on first use, or by GGUFQ_ISA=...). */
 GGUFQ_API ggufq_isa   ggufq_active_isa(void);
+/**
+ * What became of the GGUFQ_ISA environment variable (read once, on first use
+ * of the kernels): GGUFQ_OK if it is unset or names an ISA now in use;
+ * GGUFQ_E_INVALID_ARG if it names no ISA, GGUFQ_E_ISA_UNSUPPORTED if this
+ * CPU, OS or build cannot run the one it names. On error the best ISA runs
+ * instead and err (optional; offset GGUFQ_NO_OFFSET) gets the message, e.g.
+ * "GGUFQ_ISA=avx9: not one of scalar, avx2, avx512, neon". The library never
+ * prints: a program that honours GGUFQ_ISA should check this and report it.
+ */
+GGUFQ_API int         ggufq_isa_env_status(ggufq_error *err);
 /** "scalar", "avx2", "avx512", "neon"; NULL for an invalid value. */
 GGUFQ_API const char *ggufq_isa_name(ggufq_isa isa);
 /** true if this CPU and OS can run the ISA's kernels (and they are built in). */

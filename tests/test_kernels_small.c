@@ -6,7 +6,10 @@
  *    the other golden checks);
  *  - differential runs against the peer's ggml (random inputs of many shapes
  *    and distributions, with and without an imatrix; random and exhaustive
- *    raw blocks), skipped when the peer is absent.
+ *    raw blocks), skipped when the peer is absent;
+ *  - every type decoded (to F32, F16, BF16) from a source at every byte
+ *    offset, as tensors of an alignment-1 file are: the same values, and no
+ *    misaligned access (make test-asan: UBSan stops at one).
  * Every comparison is exact: bytes, and float bit patterns (NaN included).
  */
 #include "golden_util.h"
@@ -376,6 +379,58 @@ static void test_peer_scale_edges(void **state)
     free(x); free(ours); free(theirs);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Sources at any address (general.alignment 1): every type, every output     */
+/* ------------------------------------------------------------------------- */
+
+static void test_misaligned_sources(void **state)
+{
+    (void)state;
+    static const ggufq_type outs[] = { GGUFQ_TYPE_F32, GGUFQ_TYPE_F16, GGUFQ_TYPE_BF16 };
+    tu_rng rng = { 0xA119E1ull };
+    int checked = 0;
+    for (int type = 0; type < GGUFQ_TYPE_COUNT; type++) {
+        if (!ggufq_type_is_valid(type))
+            continue;
+        const ggufq_type t = (ggufq_type)type;
+        const int64_t bs = ggufq_type_block_size(t);
+        const int64_t n = bs == 1 ? 259 : 3 * bs;   /* odd counts: the kernels' tails */
+        const size_t bytes = ggufq_row_size(t, n);
+        uint8_t *raw = malloc(bytes + 8);
+        uint8_t *want = malloc(4 * (size_t)n + 8), *got = malloc(4 * (size_t)n + 8);
+        assert_true(raw && want && got);
+        for (size_t i = 0; i < bytes; i++)
+            raw[i] = (uint8_t)tu_rand_u64(&rng);
+        for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++) {
+            const size_t out_bytes = ggufq_row_size(outs[o], n);
+            const int rc = ggufq_dequantize_to(t, raw, outs[o], want, n, 1);
+            if (rc == GGUFQ_E_NOT_IMPLEMENTED)
+                break;   /* no decoder (Q8_1's is ggml's too) */
+            assert_int_equal(rc, GGUFQ_OK);
+            for (size_t off = 1; off < 8; off++) {
+                uint8_t *src = malloc(bytes + off);
+                assert_non_null(src);
+                memcpy(src + off, raw, bytes);
+                /* F32 output stays float aligned (the API's float *), the others move too */
+                const size_t doff = outs[o] == GGUFQ_TYPE_F32 ? 0 : off % 2;
+                assert_int_equal(ggufq_dequantize_to(t, src + off, outs[o], got + doff, n, 1),
+                                 GGUFQ_OK);
+                char what[64];
+                snprintf(what, sizeof what, "%s -> %s from +%zu", ggufq_type_name(t),
+                         ggufq_type_name(outs[o]), off);
+                tu_expect_same_bytes(got + doff, want, out_bytes, what);
+                free(src);
+                checked++;
+            }
+        }
+        free(raw);
+        free(want);
+        free(got);
+    }
+    printf("%d misaligned decodes compared with aligned ones\n", checked);
+    assert_true(checked > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_peer_quantize),
         cmocka_unit_test(test_peer_dequantize_raw),
         cmocka_unit_test(test_peer_scale_edges),
+        cmocka_unit_test(test_misaligned_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,9 @@
  *  - the rounding again at the chosen scale (one, two or all groups), tiny,
  *    negative and NaN scale denominators;
  *  - iq2_prep: NaN/Inf/-0 weights, zero/negative/NaN importances, sign
- *    parity ties (the first least weight*x*x) and NaN products;
+ *    parity ties (the first least weight*x*x) and NaN products; and which
+ *    NaN its weights get from two NaN operands, bit for bit, on every
+ *    kernel (scalar included: it once depended on the compiler and -O);
  *  - make_qp_quants' vectorised trials and refinement sweeps: ties, zeros,
  *    negative importances, levels that wrap as uint8.
  */
@@ -219,6 +221,84 @@ static void test_x86_iq2_searches_match_scalar(void **state)
 
 #endif
 
+static float from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/*
+ * iq2_prep's weights from NaN operands on both sides of an operation (qw *
+ * sqrtf(sigma2 + xb * xb), 0.25f * sigma2 + xb * xb): qw's NaN, then xb *
+ * xb's over sigma2's, and 0.25f * sigma2's over xb * xb's (iqsearch.h), made
+ * quiet; waux is their square root (the same NaN). Every kernel, whatever
+ * the compiler made of the operand order.
+ */
+static int check_prep_nan_pairs(const char *name, gq_iq2_prep_fn prep)
+{
+    /* lane: qw, xb -> weight with sigma2 = NaN 0x7FC00005 */
+    static const uint32_t with_qw[][3] = {
+        { 0xFFC00002u, 0x3F800000u, 0xFFC00002u }, /* -NaN qw over sigma2's NaN */
+        { 0x7F800001u, 0xBF800000u, 0x7FC00001u }, /* signalling qw: made quiet */
+        { 0x3F800000u, 0x7FC00003u, 0x7FC00003u }, /* xb * xb's NaN over sigma2's */
+        { 0xFFC00004u, 0xFF800003u, 0xFFC00004u }, /* three NaNs: qw's */
+        { 0x40000000u, 0x3F800000u, 0x7FC00005u }, /* sigma2's alone */
+        { 0x00000000u, 0xFF800009u, 0xFFC00009u }, /* xb's, quiet, sign kept */
+    };
+    float xb[16], qw[16], w[16], waux[16], xval[16];
+    uint8_t signs[2];
+    int bad = 0;
+    for (int i = 0; i < 16; ++i) {
+        const int c = i % 6;
+        qw[i] = from_bits(with_qw[c][0]);
+        xb[i] = from_bits(with_qw[c][1]);
+    }
+    prep(2, xb, qw, from_bits(0x7FC00005u), 0, w, waux, xval, signs);
+    for (int i = 0; i < 16; ++i) {
+        const uint32_t want = with_qw[i % 6][2];
+        uint32_t got, got_aux;
+        memcpy(&got, &w[i], 4);
+        memcpy(&got_aux, &waux[i], 4);
+        if (got != want || got_aux != want) {
+            fprintf(stderr, "%s iq2_prep with qw, weight %d: %08x, waux %08x, expected %08x\n",
+                    name, i, got, got_aux, want);
+            bad++;
+        }
+    }
+    /* no qw: 0.25f * sigma2's NaN over xb * xb's; xb's alone with sigma2 finite */
+    for (int i = 0; i < 16; ++i)
+        xb[i] = from_bits(i & 1 ? 0xFF800007u : 0x3F800000u);
+    const float sigmas[2] = { from_bits(0xFFC00006u), 1.0f };
+    for (int k = 0; k < 2; ++k) {
+        prep(2, xb, NULL, sigmas[k], 0, w, waux, xval, signs);
+        for (int i = 0; i < 16; ++i) {
+            const uint32_t want = k == 0 ? 0xFFC00006u : i & 1 ? 0xFFC00007u : 0x3FA00000u;
+            uint32_t got;
+            memcpy(&got, &w[i], 4);
+            if (got != want) {
+                fprintf(stderr, "%s iq2_prep without qw, sigma2 %s, weight %d: %08x, expected %08x\n",
+                        name, k == 0 ? "NaN" : "1", i, got, want);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+static void test_iq2_prep_nan_operands(void **state)
+{
+    (void)state;
+    int bad = check_prep_nan_pairs("scalar", gq_iq2_prep_scalar);
+#if defined(__x86_64__) || defined(_M_X64)
+    for (size_t t = 0; t < sizeof simd_tables / sizeof simd_tables[0]; ++t)
+        if (ggufq_isa_supported(simd_tables[t].isa))
+            bad += check_prep_nan_pairs(ggufq_isa_name(simd_tables[t].isa),
+                                        simd_tables[t].ops->iq2_prep);
+#endif
+    assert_int_equal(bad, 0);
+}
+
 /* ggml's make_qp_quants as written there: one trial scale after the other,
  * each element's refinement step in turn. */
 static float qp_reference(int n, int nmax, const float *x, uint8_t *L, const float *qw)
@@ -327,6 +407,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_x86_iq2_searches_match_scalar),
+        cmocka_unit_test(test_iq2_prep_nan_operands),
         cmocka_unit_test(test_make_qp_quants_matches_sequential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,9 @@
 /*
  * kernels_api.c — ggufq_dequantize / ggufq_quantize: argument checks, then
- * the kernels the dispatcher chose.
+ * the kernels the dispatcher chose; ggufq_isa_env_status: how it chose.
  */
+#include <stdio.h>
+
 #include "ggufq.h"
 #include "gguf/types.h"
 #include "simd/dispatch.h"
@@ -43,4 +45,16 @@ int ggufq_quantize(ggufq_type type, const float *src, void *dst,
     if (!src || !dst)
         return GGUFQ_E_INVALID_ARG;
     return k->quantize(src, dst, nrows, n_per_row, imatrix);
+}
+
+int ggufq_isa_env_status(ggufq_error *err)
+{
+    const char *message = NULL;
+    const int rc = gq_isa_env_status(&message);
+    if (err) {
+        err->status = rc;
+        err->offset = GGUFQ_NO_OFFSET;
+        snprintf(err->message, sizeof err->message, "%s", rc < 0 ? message : "");
+    }
+    return rc;
 }

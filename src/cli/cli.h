@@ -20,7 +20,7 @@ int cmd_cpu(int argc, char **argv);
 int cli_parse_isa(const char *name);
 /*
  * GGUFQ_ISA, if set, must name an ISA this CPU runs: otherwise an error on
- * stderr and CLI_EXIT_FAIL (the library alone would only warn and fall back).
+ * stderr and CLI_EXIT_FAIL (the library alone would fall back to the best ISA).
  */
 int cli_check_isa_env(void);
 

@@ -5,7 +5,6 @@
  * Also holds cli_check_isa_env(), run by main before every command, so that a
  * GGUFQ_ISA the CPU cannot run is an error rather than a silent fallback.
  */
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -26,23 +25,15 @@ int cli_parse_isa(const char *name)
 }
 
 /*
- * The library reads GGUFQ_ISA too, but only warns and falls back to the best
- * ISA; a user who asked for one ISA must not get numbers or files from another
- * without noticing. Checked before the library's first kernel call, so its
- * warning does not also appear.
+ * The library falls back to the best ISA when GGUFQ_ISA is unusable (and
+ * says so only through ggufq_isa_env_status); a user who asked for one ISA
+ * must not get numbers or files from another without noticing.
  */
 int cli_check_isa_env(void)
 {
-    const char *env = getenv("GGUFQ_ISA");
-    if (!env || !*env)
-        return CLI_EXIT_OK;
-    int isa = cli_parse_isa(env);
-    if (isa < 0) {
-        cli_error("GGUFQ_ISA=%s: not one of scalar, avx2, avx512, neon", env);
-        return CLI_EXIT_FAIL;
-    }
-    if (!ggufq_isa_supported((ggufq_isa)isa)) {
-        cli_error("GGUFQ_ISA=%s: this CPU/OS cannot run it", env);
+    ggufq_error err;
+    if (ggufq_isa_env_status(&err) < 0) {
+        cli_error("%s", err.message);
         return CLI_EXIT_FAIL;
     }
     return CLI_EXIT_OK;

@@ -40,6 +40,26 @@ static inline int gq_nearest_int(float x)
     return (i & 0x007FFFFF) - 0x00400000;
 }
 
+/*
+ * a * b and a + b with a's NaN when both operands are NaN. x86 returns the
+ * NaN of an instruction's first source, and compilers commute * and +
+ * (plain C and intrinsics alike; gcc and clang each differently at -O0 and
+ * -O2), so which of two NaNs a plain a * b gives depends on the build.
+ * These give a's, made quiet as the hardware does, whenever a is NaN; for
+ * values compared bit for bit between kernels (the SIMD ones pin it the
+ * same way).
+ */
+static inline float gq_quiet_nan(float a)
+{
+    uint32_t u;
+    memcpy(&u, &a, sizeof u);
+    u |= 0x00400000u;
+    memcpy(&a, &u, sizeof a);
+    return a;
+}
+static inline float gq_mul_nan_a(float a, float b) { return a != a ? gq_quiet_nan(a) : a * b; }
+static inline float gq_add_nan_a(float a, float b) { return a != a ? gq_quiet_nan(a) : a + b; }
+
 /* Index of the entry of the sorted table val[0..n) nearest to x (ties: the upper one). */
 static inline int gq_best_index_int8(int n, const int8_t *val, float x)
 {

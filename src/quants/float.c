@@ -6,6 +6,11 @@
  * uses ggml_fp32_to_bf16_row_ref (round to nearest even, NaN kept and made
  * quiet). The imatrix is ignored. F64 and the integer types only decode, by a
  * plain C conversion to float.
+ *
+ * Every element is read and written with memcpy: tensor data in a mapped file
+ * need not be aligned (general.alignment may be 1), and ggufq_dequantize_to
+ * encodes F32 tensors to F16/BF16 straight from the file. Compilers turn
+ * these into plain loads and stores.
  */
 #include <string.h>
 
@@ -39,10 +44,13 @@ int gq_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_ro
                     const float *imatrix)
 {
     (void)imatrix;
+    const uint8_t *s = (const void *)src;
     uint8_t *p = dst;
     const int64_t n = nrows * n_per_row;
     for (int64_t i = 0; i < n; i++) {
-        const uint16_t h = gq_fp32_to_fp16(src[i]);
+        float x;
+        memcpy(&x, s + 4 * i, sizeof x);
+        const uint16_t h = gq_fp32_to_fp16(x);
         memcpy(p + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
@@ -62,10 +70,13 @@ int gq_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_r
                      const float *imatrix)
 {
     (void)imatrix;
+    const uint8_t *s = (const void *)src;
     uint8_t *p = dst;
     const int64_t n = nrows * n_per_row;
     for (int64_t i = 0; i < n; i++) {
-        const uint16_t h = gq_fp32_to_bf16(src[i]);
+        float x;
+        memcpy(&x, s + 4 * i, sizeof x);
+        const uint16_t h = gq_fp32_to_bf16(x);
         memcpy(p + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;

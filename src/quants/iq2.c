@@ -320,12 +320,14 @@ float gq_iq2_prep_scalar(int nsub, const float *xb, const float *qw, float sigma
                          float *weight, float *waux, float *xval, uint8_t *signs)
 {
     const int n = 8 * nsub;
+    /* NaN operands on both sides: the NaN ggml's optimised IQ2_XXS build
+     * keeps (qw's; xb * xb's over sigma2's), the same in every build */
     if (qw) {
         for (int i = 0; i < n; ++i)
-            weight[i] = qw[i] * sqrtf(sigma2 + xb[i] * xb[i]);
+            weight[i] = gq_mul_nan_a(qw[i], sqrtf(gq_add_nan_a(xb[i] * xb[i], sigma2)));
     } else {
         for (int i = 0; i < n; ++i)
-            weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
+            weight[i] = gq_add_nan_a(0.25f * sigma2, xb[i] * xb[i]);
     }
     for (int i = 0; i < n; ++i)
         waux[i] = sqrtf(weight[i]);

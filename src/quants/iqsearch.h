@@ -65,7 +65,9 @@ typedef int (*gq_iq2_trials_fn)(const gq_iqgrid *g, const float *xval, const flo
 /*
  * IQ2: a group's importance weights, magnitudes and signs (iq2.c's row
  * loops). For i < 8 * nsub: weight[i] = qw ? qw[i] * sqrtf(sigma2 + xb[i] *
- * xb[i]) : 0.25f * sigma2 + xb[i] * xb[i], waux[i] = sqrtf(weight[i]),
+ * xb[i]) : 0.25f * sigma2 + xb[i] * xb[i] (two NaN operands give, made quiet,
+ * qw[i]'s, xb[i] * xb[i]'s over sigma2's, 0.25f * sigma2's over xb[i] *
+ * xb[i]'s: common.h's gq_mul_nan_a), waux[i] = sqrtf(weight[i]),
  * xval[i] = xb[i] with its sign bit flipped where !(xb[i] >= 0), sign bit i
  * of signs[i / 8] set there. With even_parity, a group of 8 with an odd
  * count of such bits has the one of least weight * xb * xb (the first of

@@ -172,7 +172,11 @@ static void fill_isa_table(ggufq_isa isa)
 
 static _Atomic int active_isa = -1;  /* -1: not decided yet */
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
-static int env_status = GGUFQ_OK;
+/* What became of GGUFQ_ISA (set once, in decide_isa): the library never
+ * prints, so a bad value is kept here for the caller (ggufq_isa_env_status). */
+enum { ENV_SHOWN = 48 };   /* bytes of the value a message shows */
+static int  env_status = GGUFQ_OK;
+static char env_message[4 * ENV_SHOWN + 96];
 
 static ggufq_isa best_isa(void)
 {
@@ -181,6 +185,25 @@ static ggufq_isa best_isa(void)
         if (isa_runs_here(order[i]))
             return order[i];
     return GGUFQ_ISA_SCALAR;
+}
+
+/* The variable's value for a message: at most ENV_SHOWN bytes, anything
+ * but printable ASCII as \xNN (it may hold terminal escapes). */
+static void quote_env(char *out, size_t cap, const char *env)
+{
+    size_t len = 0;
+    for (const unsigned char *p = (const unsigned char *)env; *p && len + 5 < cap; p++) {
+        if (p - (const unsigned char *)env == ENV_SHOWN) {
+            memcpy(out + len, "...", 3);
+            len += 3;
+            break;
+        }
+        if (*p >= 0x20 && *p < 0x7F && *p != '\\')
+            out[len++] = (char)*p;
+        else
+            len += (size_t)snprintf(out + len, cap - len, "\\x%02X", *p);
+    }
+    out[len] = '\0';
 }
 
 static void decide_isa(void)
@@ -196,14 +219,16 @@ static void decide_isa(void)
         for (int i = GGUFQ_ISA_SCALAR; i <= GGUFQ_ISA_NEON; i++)
             if (strcasecmp(env, ggufq_isa_name((ggufq_isa)i)) == 0)
                 wanted = i;
+        char value[4 * ENV_SHOWN + 8];
+        quote_env(value, sizeof value, env);
         if (wanted < 0) {
-            fprintf(stderr, "ggufq: GGUFQ_ISA=%s is not one of scalar, avx2, avx512, neon; "
-                            "using %s\n", env, ggufq_isa_name(isa));
             env_status = GGUFQ_E_INVALID_ARG;
+            snprintf(env_message, sizeof env_message,
+                     "GGUFQ_ISA=%s: not one of scalar, avx2, avx512, neon", value);
         } else if (!isa_runs_here((ggufq_isa)wanted)) {
-            fprintf(stderr, "ggufq: GGUFQ_ISA=%s: this CPU/OS (or this build) cannot run it; "
-                            "using %s\n", env, ggufq_isa_name(isa));
             env_status = GGUFQ_E_ISA_UNSUPPORTED;
+            snprintf(env_message, sizeof env_message,
+                     "GGUFQ_ISA=%s: this CPU/OS cannot run it (or this build lacks it)", value);
         } else {
             isa = (ggufq_isa)wanted;
         }
@@ -211,9 +236,11 @@ static void decide_isa(void)
     atomic_store_explicit(&active_isa, (int)isa, memory_order_release);
 }
 
-int gq_isa_env_status(void)
+int gq_isa_env_status(const char **message)
 {
     pthread_once(&isa_once, decide_isa);
+    if (message)
+        *message = env_message;
     return env_status;
 }
 

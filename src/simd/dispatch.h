@@ -29,7 +29,11 @@ typedef struct gq_cpu_features {
 
 const gq_cpu_features *gq_cpu(void);
 
-/* Status of the GGUFQ_ISA variable: GGUFQ_OK, or an error if it names something unusable. */
-int gq_isa_env_status(void);
+/*
+ * What became of the GGUFQ_ISA variable (ggufq_isa_env_status): GGUFQ_OK, or
+ * GGUFQ_E_INVALID_ARG / GGUFQ_E_ISA_UNSUPPORTED with *message (if message is
+ * not NULL) set to a static description; the best ISA is then in use.
+ */
+int gq_isa_env_status(const char **message);
 
 #endif

@@ -74,13 +74,20 @@ out_line '^selected: scalar$' "GGUFQ_ISA=SCALAR cpu"
 
 run_isa bogus cpu
 expect 1 "GGUFQ_ISA=bogus cpu"
-err_has "GGUFQ_ISA=bogus" "GGUFQ_ISA=bogus cpu"
+err_has "GGUFQ_ISA=bogus: not one of scalar, avx2, avx512, neon" "GGUFQ_ISA=bogus cpu"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "GGUFQ_ISA=bogus cpu: not one line on stderr: $(cat "$TMP/err")"
 [ ! -s "$TMP/out" ] || fail "GGUFQ_ISA=bogus cpu: printed something"
+# a value with a terminal escape reaches the terminal escaped
+run_isa "$(printf 'x\033[2J')" cpu
+expect 1 "GGUFQ_ISA=<ESC>[2J cpu"
+err_has 'GGUFQ_ISA=x\x1B[2J: not one of' "GGUFQ_ISA=<ESC>[2J cpu"
+! grep -q "$(printf '\033')" "$TMP/err" || fail "GGUFQ_ISA=<ESC>[2J cpu: raw escape on stderr"
 
 if [ -n "$UNSUPPORTED" ]; then
     run_isa "$UNSUPPORTED" cpu
     expect 1 "GGUFQ_ISA=$UNSUPPORTED (not runnable here) cpu"
     err_has "GGUFQ_ISA=$UNSUPPORTED: this CPU/OS cannot run it" "GGUFQ_ISA=$UNSUPPORTED cpu"
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "GGUFQ_ISA=$UNSUPPORTED cpu: not one line on stderr"
     # every command refuses, not only cpu
     run_isa "$UNSUPPORTED" info "$2/data/llama-2-tiny-random.gguf"
     expect 1 "GGUFQ_ISA=$UNSUPPORTED info"

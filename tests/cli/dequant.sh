@@ -146,6 +146,26 @@ else
     echo "skip: python3 not found; alignment not tested"
 fi
 
+# ---- alignment 1: tensors at odd offsets (F32, F16, BF16, F64, I32, blocks) --
+# Every ISA this CPU runs decodes them to the same bytes, the F32 tensor kept
+# exactly; under make test-asan, UBSan stops at any misaligned load.
+A1=$TESTS/data/align1_misaligned_f32.gguf
+run_isa() { isa=$1; shift; GGUFQ_ISA=$isa "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+for t in f32 f16 bf16; do
+    run_isa scalar dequant "$A1" "$TMP/a1-scalar.gguf" --to "$t"
+    expect 0 "alignment-1 file --to $t, scalar" || continue
+    [ "$t" = f32 ] && same_tensor "$TMP/a1-scalar.gguf" blk.0.attn_q.weight "$A1" blk.0.attn_q.weight \
+        "alignment-1 F32 tensor, scalar"
+    for isa in avx2 avx512 neon; do
+        GGUFQ_ISA=$isa "$GGUFQ" cpu >/dev/null 2>&1 || continue   # not runnable here
+        run_isa "$isa" dequant "$A1" "$TMP/a1-$isa.gguf" --to "$t"
+        expect 0 "alignment-1 file --to $t, $isa" || continue
+        cmp -s "$TMP/a1-$isa.gguf" "$TMP/a1-scalar.gguf" ||
+            fail "alignment-1 file --to $t: $isa output differs from scalar's"
+    done
+    rm -f "$TMP"/a1-*.gguf
+done
+
 # ---- refusing to overwrite the input; failures leave nothing behind ---------
 mkdir "$TMP/work"
 cp "$FIXTURE" "$TMP/work/in.gguf"

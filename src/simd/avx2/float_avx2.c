@@ -167,8 +167,10 @@ static int quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_pe
     }
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(d + 2 * i), f32x8_to_f16(_mm256_loadu_ps(src + i)));
-    for (; i < n; i++) {
-        const uint16_t h = gq_fp32_to_fp16(src[i]);
+    for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
+        float x;
+        memcpy(&x, src + i, sizeof x);
+        const uint16_t h = gq_fp32_to_fp16(x);
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
@@ -205,8 +207,10 @@ static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_p
         const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
         _mm256_storeu_si256((__m256i *)(d + 2 * i), packed);
     }
-    for (; i < n; i++) {
-        const uint16_t h = gq_fp32_to_bf16(src[i]);
+    for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
+        float x;
+        memcpy(&x, src + i, sizeof x);
+        const uint16_t h = gq_fp32_to_bf16(x);
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;

@@ -537,6 +537,17 @@ static int iq2_search_avx2(const gq_iq_search_ops *ops, const gq_iqgrid *g, cons
 }
 
 /*
+ * r = a * b or a + b, with a's NaN (made quiet) where a is NaN: which of two
+ * NaN operands vmulps/vaddps return depends on how the compiler ordered them
+ * (quants/common.h, gq_mul_nan_a); this pins it as the scalar kernel does.
+ */
+static inline __m256 nan_a(__m256 a, __m256 r)
+{
+    const __m256 quiet = _mm256_or_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
+    return _mm256_blendv_ps(r, quiet, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
+/*
  * iq2_prep: a group's weights, square roots (vsqrtps rounds as sqrtf does),
  * magnitudes and signs, 8 weights per vector. The parity fix finds the
  * first least weight * xb * xb by a compare with the least value; NaN
@@ -551,10 +562,16 @@ static float iq2_prep_avx2(int nsub, const float *xb, const float *qw, float sig
     int unordered = 0;
     for (int k = 0; k < nsub; ++k) {
         const __m256 x = _mm256_loadu_ps(xb + 8 * k);
-        const __m256 w = qw ? _mm256_mul_ps(_mm256_loadu_ps(qw + 8 * k),
-                                            _mm256_sqrt_ps(_mm256_add_ps(_mm256_set1_ps(sigma2),
-                                                                         _mm256_mul_ps(x, x))))
-                            : _mm256_add_ps(_mm256_set1_ps(0.25f * sigma2), _mm256_mul_ps(x, x));
+        const __m256 xx = _mm256_mul_ps(x, x);
+        __m256 w;
+        if (qw) {
+            const __m256 q = _mm256_loadu_ps(qw + 8 * k);
+            const __m256 v = nan_a(xx, _mm256_add_ps(xx, _mm256_set1_ps(sigma2)));
+            w = nan_a(q, _mm256_mul_ps(q, _mm256_sqrt_ps(v)));
+        } else {
+            const __m256 s = _mm256_set1_ps(0.25f * sigma2);
+            w = nan_a(s, _mm256_add_ps(s, xx));
+        }
         _mm256_storeu_ps(weight + 8 * k, w);
         _mm256_storeu_ps(waux + 8 * k, _mm256_sqrt_ps(w));
         const __m256 neg = _mm256_cmp_ps(x, zero, _CMP_NGE_UQ); /* !(x >= 0), NaN included */

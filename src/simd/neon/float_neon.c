@@ -88,6 +88,12 @@ static inline uint16x8_t f32x8_to_f16(float32x4_t a, float32x4_t b)
     return vreinterpretq_u16_s16(vminq_s16(vreinterpretq_s16_u16(folded), vdupq_n_s16(0x7E00)));
 }
 
+/* 4 floats from src, which may be misaligned (an alignment-1 file): byte loads */
+static inline float32x4_t load_f32x4(const float *p)
+{
+    return vreinterpretq_f32_u8(vld1q_u8((const uint8_t *)(const void *)p));
+}
+
 static int quantize_f16_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                              const float *imatrix)
 {
@@ -97,17 +103,19 @@ static int quantize_f16_neon(const float *src, void *dst, int64_t nrows, int64_t
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         vst1q_u8(d + 2 * i, vreinterpretq_u8_u16(
-                     f32x8_to_f16(vld1q_f32(src + i), vld1q_f32(src + i + 4))));
+                     f32x8_to_f16(load_f32x4(src + i), load_f32x4(src + i + 4))));
         vst1q_u8(d + 2 * i + 16, vreinterpretq_u8_u16(
-                     f32x8_to_f16(vld1q_f32(src + i + 8), vld1q_f32(src + i + 12))));
+                     f32x8_to_f16(load_f32x4(src + i + 8), load_f32x4(src + i + 12))));
     }
     if (i + 8 <= n) {
         vst1q_u8(d + 2 * i, vreinterpretq_u8_u16(
-                     f32x8_to_f16(vld1q_f32(src + i), vld1q_f32(src + i + 4))));
+                     f32x8_to_f16(load_f32x4(src + i), load_f32x4(src + i + 4))));
         i += 8;
     }
-    for (; i < n; i++) {
-        const uint16_t h = gq_fp32_to_fp16(src[i]);
+    for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
+        float x;
+        memcpy(&x, src + i, sizeof x);
+        const uint16_t h = gq_fp32_to_fp16(x);
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
@@ -138,7 +146,7 @@ static inline uint16x8_t f32x8_to_bf16(uint32x4_t a, uint32x4_t b)
 
 static inline uint32x4_t load_u32x4(const float *p)
 {
-    return vreinterpretq_u32_f32(vld1q_f32(p));
+    return vreinterpretq_u32_u8(vld1q_u8((const uint8_t *)(const void *)p));
 }
 
 static int quantize_bf16_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -151,8 +159,10 @@ static int quantize_bf16_neon(const float *src, void *dst, int64_t nrows, int64_
     for (; i + 8 <= n; i += 8)
         vst1q_u8(d + 2 * i, vreinterpretq_u8_u16(
                      f32x8_to_bf16(load_u32x4(src + i), load_u32x4(src + i + 4))));
-    for (; i < n; i++) {
-        const uint16_t h = gq_fp32_to_bf16(src[i]);
+    for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
+        float x;
+        memcpy(&x, src + i, sizeof x);
+        const uint16_t h = gq_fp32_to_bf16(x);
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
