@@ -2,9 +2,9 @@
  * run.c — executes a requant plan: writes the metadata as llama.cpp's
  * llama_model_quantize does, then streams every tensor through
  * dequantize → quantize in chunks of rows, the rows of a chunk spread over
- * the library's threads (api/threads.h). Rows are independent in every quantizer, so the bytes do
- * not depend on the thread count. Memory: one chunk of F32 rows and its
- * encoded form, whatever the tensor's size.
+ * the library's threads (api/threads.h). Rows are independent in every
+ * quantizer, so the bytes do not depend on the thread count. Memory: one
+ * chunk of F32 rows and its encoded form, whatever the tensor's size.
  *
  * Input checks follow llama.cpp's loader (check_tensors): any NaN/Inf in a
  * float tensor, or in a quantized tensor's scales, is an error, reported
