@@ -11,7 +11,7 @@
 #   make test-debug build with gcc at -O0 (Debug) into build-debug/ and run the suite
 #   make test-clang build with clang (Release) into build-clang/ and run the suite
 #   make test-matrix  make test, test-debug and test-clang, one after the other
-#   make test-tsan  build with ThreadSanitizer (clang, libomp) and run the threaded tests
+#   make test-tsan  build with ThreadSanitizer and run the threaded tests
 #   make fuzz SECONDS=N  build the libFuzzer targets (clang) into build-fuzz/, run each for N seconds
 #                   (FUZZ_FLAGS=-fno-sanitize=... to look past a known bug)
 #   make install    cmake --install build (PREFIX=/usr/local)
@@ -95,9 +95,7 @@ test-x86-fallbacks: build
 	sh scripts/test-x86-fallbacks $(BUILD)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (leak detection on), every ISA.
-# Optimised (-O2 -g) like the library people run: the sign of a NaN that two
-# NaN operands produce depends on the compiler's operand order, and ggml's
-# reference (and the tests' expectations) come from optimised code.
+# Optimised (-O2 -g) like the library people run (test-debug covers -O0).
 test-asan: deps peer
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGGUFQ_BUILD_BENCH=OFF \
 	  -DGGUFQ_SANITIZE=address,undefined,float-cast-overflow
@@ -108,22 +106,17 @@ test-asan: deps peer
 	  ctest --output-on-failure -j $(JOBS) --timeout 1800
 
 # ThreadSanitizer on the multi-threaded tests (not part of `make test` or CI:
-# it is run by hand and reported). clang + LLVM's libomp with its TSan tool
-# libarcher, which tells TSan about OpenMP's barriers and task handoffs; gcc's
-# libgomp is not instrumented, so every parallel region would be a false race.
-# ignore_noninstrumented_modules: libomp itself is not instrumented either
-# (archer covers its synchronisation; its own internal accesses are not ours).
-TSAN_TESTS   := test_threads test_requant $(if $(wildcard tests/test_parallel.c),test_parallel)
-TSAN_ARCHER  ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
+# it is run by hand and reported). The library's threads are plain pthreads
+# (src/api/threads.c), which TSan understands with any compiler.
+TSAN_TESTS   := test_threads test_requant test_parallel test_pool
 test-tsan: peer
-	CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DGGUFQ_BUILD_BENCH=OFF -DGGUFQ_SANITIZE=thread
 	cmake --build build-tsan -j $(JOBS) --target ggufq $(TSAN_TESTS)
-	cd build-tsan && OMP_TOOL_LIBRARIES=$(TSAN_ARCHER) \
-	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1 \
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  GGUFQ_PEER_DIR=$(CURDIR)/$(BUILD)/peer/package/bins/linux-x64 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 1800 \
-	  -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS)))|cli_requant|cli_failures)$$'
+	  -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS)))|cli_requant|cli_failures|cli_threads)$$'
 
 # libFuzzer targets (tests/fuzz): each runs SECONDS seconds on a copy of its corpus
 # (new inputs stay in build-fuzz/corpus/<target>, crashes go to build-fuzz/artifacts/<target>/).

@@ -1,12 +1,6 @@
 # Finds ggufq's dependencies; each failure says which Debian package to install.
 set(THREADS_PREFER_PTHREAD_FLAG ON)
-find_package(Threads REQUIRED)
-
-find_package(OpenMP COMPONENTS C)
-if(NOT OpenMP_C_FOUND)
-  message(FATAL_ERROR "OpenMP for C not found: install gcc's libgomp (apt-get install libgomp1), "
-                      "or run scripts/install-deps")
-endif()
+find_package(Threads REQUIRED)   # the library's own thread pool (src/api/threads.c)
 
 # SLEEF: no CMake package in Debian; pkg-config first, then a plain search.
 pkg_check_modules(SLEEF QUIET IMPORTED_TARGET sleef)

@@ -1,6 +1,6 @@
 # Cross toolchain for AArch64 (NEON) builds, run under qemu-user.
 # Debian packages: gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user, and the
-# arm64 multiarch libraries libc6:arm64 libgomp1:arm64 libcmocka-dev:arm64 libsleef-dev:arm64
+# arm64 multiarch libraries libc6:arm64 libcmocka-dev:arm64 libsleef-dev:arm64
 # (scripts/install-deps --neon installs them).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)

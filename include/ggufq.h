@@ -207,11 +207,23 @@ GGUFQ_API bool        ggufq_isa_supported(ggufq_isa isa);
 GGUFQ_API const char *ggufq_cpu_features(void);
 
 /*
- * Multi-threaded kernels (OpenMP). The output is byte for byte that of the
+ * Multi-threaded kernels. The output is byte for byte that of the
  * single-threaded calls, whatever the thread count; arguments are checked the
- * same way, with the same statuses. nthreads <= 0: OpenMP's default (all cores
- * unless OMP_NUM_THREADS says otherwise). Small jobs run on the calling thread.
+ * same way, with the same statuses. Small jobs run on the calling thread.
+ *
+ * Thread counts (here and in ggufq_requant_options.nthreads): nthreads <= 0
+ * means OMP_NUM_THREADS when it is set to a positive number (read at each
+ * call; its first entry if a list), else every CPU this process may run on.
+ * Any count is capped at 4 threads per such CPU and at 512. The threads are
+ * the library's own (pthreads, created for the call, or for the whole
+ * ggufq_requant run), the calling thread working too; when the system
+ * refuses to create more, the work goes on with those that exist (at least
+ * the calling thread) with the same output: running out of threads is never
+ * an error and never ends the process.
  */
+
+/** The thread count a call given nthreads uses at most (see above); always >= 1. */
+GGUFQ_API int ggufq_thread_count(int nthreads);
 
 /** ggufq_dequantize on nthreads threads (the work is split on block boundaries). */
 GGUFQ_API int ggufq_dequantize_mt(ggufq_type type, const void *src, float *dst, int64_t n_weights,
@@ -434,7 +446,7 @@ GGUFQ_API const ggufq_error *ggufq_writer_error(const ggufq_writer *w);
 typedef struct ggufq_requant_options {
     size_t       struct_size;          /* sizeof(ggufq_requant_options): lets the struct grow */
     const char  *target;               /* a ggml type ("q4_K") or a llama.cpp recipe ("Q4_K_M") */
-    int          nthreads;             /* 0: all cores */
+    int          nthreads;             /* 0: all CPUs (see ggufq_thread_count); < 0 is refused */
     const char  *imatrix_path;         /* NULL: none (legacy .dat or GGUF imatrix) */
     int          output_tensor_type;   /* -1: by the recipe */
     int          token_embedding_type; /* -1: by the recipe */

@@ -2,7 +2,10 @@
  * test_parallel.c — the multi-threaded kernels (ggufq_dequantize_mt,
  * ggufq_dequantize_to, ggufq_quantize_mt) give exactly the bytes of the
  * single-threaded calls for every thread count, take the same argument checks,
- * and the kernels are safe to call from many threads at once.
+ * and the kernels are safe to call from many threads at once. Absurd thread
+ * counts (50000, 100000, INT_MAX) still give the same bytes in-process: the
+ * library caps them and never takes the process down (it used to: libgomp
+ * exit(1)ed when it could not create the threads).
  *
  * Sizes are chosen to cross the thresholds below which the calls stay on one
  * thread (256 Ki weights to dequantize, 64 Ki to quantize) and to end on a
@@ -10,6 +13,7 @@
  */
 #include "testutil.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +199,86 @@ static void test_quant_matches_single_thread(void **state)
     }
     free(x);
     free(im);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Absurd thread counts                                                       */
+/* ------------------------------------------------------------------------- */
+
+static const int huge_counts[] = { 50000, 100000, INT_MAX };
+#define N_HUGE ((int)(sizeof huge_counts / sizeof huge_counts[0]))
+
+static void test_huge_thread_counts_kernels(void **state)
+{
+    (void)state;
+    const int64_t n = Q_ROWS * Q_ROW;
+    float *x = malloc((size_t)n * sizeof *x);
+    float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+    const size_t qb = ggufq_row_size(GGUFQ_TYPE_Q4_K, Q_ROW) * (size_t)Q_ROWS;
+    uint8_t *qwant = malloc(qb), *qgot = malloc(qb);
+    assert_true(x && want && got && qwant && qgot);
+    fill_gauss(x, n, 4242);
+    assert_int_equal(ggufq_quantize(GGUFQ_TYPE_Q4_K, x, qwant, Q_ROWS, Q_ROW, NULL), GGUFQ_OK);
+    assert_int_equal(ggufq_dequantize(GGUFQ_TYPE_Q4_K, qwant, want, n), GGUFQ_OK);
+    for (int c = 0; c < N_HUGE; c++) {
+        const int nt = huge_counts[c];
+        const int cap = ggufq_thread_count(nt);
+        assert_true(cap >= 1 && cap <= 512);
+        memset(qgot, 0xA5, qb);
+        assert_int_equal(ggufq_quantize_mt(GGUFQ_TYPE_Q4_K, x, qgot, Q_ROWS, Q_ROW, NULL, nt), GGUFQ_OK);
+        snprintf(what, sizeof what, "q4_K quantize_mt threads=%d", nt);
+        tu_expect_same_bytes(qgot, qwant, qb, what);
+        memset(got, 0xA5, (size_t)n * sizeof *got);
+        assert_int_equal(ggufq_dequantize_mt(GGUFQ_TYPE_Q4_K, qwant, got, n, nt), GGUFQ_OK);
+        snprintf(what, sizeof what, "q4_K dequantize_mt threads=%d", nt);
+        tu_expect_same_bytes(got, want, (size_t)n * sizeof *got, what);
+    }
+    free(x);
+    free(want);
+    free(got);
+    free(qwant);
+    free(qgot);
+}
+
+/* ggufq_requant of the tiny model with opts.nthreads = count into dir/name; its bytes. */
+static uint8_t *requant_with(const char *in, const char *dir, const char *name, int count, size_t *size)
+{
+    char out[4400];
+    snprintf(out, sizeof out, "%s/%s", dir, name);
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "q4_0";
+    o.nthreads = count;
+    ggufq_error err;
+    int rc = ggufq_requant(in, out, &o, NULL, NULL, &err);
+    if (rc != GGUFQ_OK)
+        fail_msg("requant with %d threads: %s", count, err.message);
+    uint8_t *bytes = tu_read_file(out, size);
+    assert_non_null(bytes);
+    return bytes;
+}
+
+static void test_huge_thread_counts_requant(void **state)
+{
+    (void)state;
+    char in[4096];
+    snprintf(in, sizeof in, "%s", tu_path("data/llama-2-tiny-random.gguf"));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir("test_parallel_requant"));
+    size_t want_size = 0;
+    uint8_t *want = requant_with(in, dir, "one.gguf", 1, &want_size);
+    for (int c = 0; c < N_HUGE; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "huge%d.gguf", c);
+        size_t size = 0;
+        uint8_t *got = requant_with(in, dir, name, huge_counts[c], &size);
+        assert_int_equal(size, want_size);
+        snprintf(what, sizeof what, "requant q4_0 nthreads=%d", huge_counts[c]);
+        tu_expect_same_bytes(got, want, size, what);
+        free(got);
+    }
+    assert_int_equal(tu_count_files(dir), 1 + N_HUGE);   /* no temporary file left */
+    free(want);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -471,6 +555,8 @@ int main(void)
         cmocka_unit_test(test_quant_matches_single_thread),
         cmocka_unit_test(test_statuses_match_single_thread),
         cmocka_unit_test(test_concurrent_parallel_calls),
+        cmocka_unit_test(test_huge_thread_counts_kernels),
+        cmocka_unit_test(test_huge_thread_counts_requant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

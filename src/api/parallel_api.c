@@ -1,7 +1,7 @@
 /*
  * parallel_api.c — ggufq_dequantize_mt, ggufq_dequantize_to, ggufq_quantize_mt:
  * the kernels of ggufq_dequantize / ggufq_quantize run on pieces of the work,
- * the pieces spread over OpenMP threads.
+ * the pieces spread over the library's threads (api/threads.h).
  *
  * Bytes never depend on the thread count:
  *  - dequantization is cut on block boundaries, and every kernel decodes each
@@ -14,7 +14,7 @@
  *    through a small buffer equals dequantize-then-convert.
  *
  * Small jobs run on the calling thread: waking a team costs more than it
- * saves below a few hundred KiB, more so with OMP_WAIT_POLICY=passive.
+ * saves below a few hundred KiB.
  * Large F32 outputs are decoded through a small buffer and streamed out with
  * non-temporal stores (SSE2, part of baseline x86-64): no read-for-ownership
  * of each destination line, which is what keeps them near memory bandwidth.
@@ -28,11 +28,10 @@
 #define GQ_STREAM_STORES 1
 #endif
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <pthread.h>
 
 #include "ggufq.h"
+#include "api/threads.h"
 #include "gguf/types.h"
 #include "simd/dispatch.h"
 
@@ -51,16 +50,11 @@
 #define QNT_TASK_WEIGHTS ((int64_t)1 << 14)
 #define QNT_MIN_WEIGHTS  ((int64_t)1 << 16)
 
-/* Threads for n_tasks tasks: nthreads <= 0 means OpenMP's default (all cores
- * unless OMP_NUM_THREADS says otherwise); never more than the tasks. */
+/* Threads for n_tasks tasks: gq_threads_resolve's count (nthreads <= 0: all
+ * CPUs unless OMP_NUM_THREADS says otherwise); never more than the tasks. */
 static int team_size(int nthreads, int64_t n_tasks)
 {
-#ifdef _OPENMP
-    if (nthreads <= 0)
-        nthreads = omp_get_max_threads();
-#else
-    nthreads = 1;
-#endif
+    nthreads = gq_threads_resolve(nthreads);
     if ((int64_t)nthreads > n_tasks)
         nthreads = (int)n_tasks;
     return nthreads < 1 ? 1 : nthreads;
@@ -150,6 +144,26 @@ static void deq_piece(const deq_job *j, int64_t lo, int64_t cnt)
     }
 }
 
+/* One thread's share of a dequantization: a contiguous range of whole tasks. */
+typedef struct deq_share {
+    const deq_job *job;
+    int64_t        task;      /* weights per task */
+    int64_t        n_tasks;
+    int            team;      /* shares */
+} deq_share;
+
+static void deq_share_run(void *ctx, int64_t th)
+{
+    const deq_share *s = ctx;
+    const deq_job *j = s->job;
+    const int64_t per = s->n_tasks / s->team, extra = s->n_tasks % s->team;
+    const int64_t t0 = th * per + (th < extra ? th : extra);
+    const int64_t t1 = t0 + per + (th < extra ? 1 : 0);
+    const int64_t lo = t0 * s->task, hi = t1 * s->task < j->n ? t1 * s->task : j->n;
+    if (hi > lo)
+        deq_piece(j, lo, hi - lo);
+}
+
 static void deq_run(const deq_job *j, int nthreads)
 {
     const int64_t task = DEQ_TASK_WEIGHTS - DEQ_TASK_WEIGHTS % j->block_size;
@@ -160,21 +174,11 @@ static void deq_run(const deq_job *j, int nthreads)
         return;
     }
     /* each thread one contiguous range of whole tasks, in ONE kernel call:
-     * the kernel sees the size of the thread's share (streaming stores) */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(team)
-    {
-        const int64_t th = omp_get_thread_num();
-        const int64_t per = n_tasks / team, extra = n_tasks % team;
-        const int64_t t0 = th * per + (th < extra ? th : extra);
-        const int64_t t1 = t0 + per + (th < extra ? 1 : 0);
-        const int64_t lo = t0 * task, hi = t1 * task < j->n ? t1 * task : j->n;
-        if (hi > lo)
-            deq_piece(j, lo, hi - lo);
-    }
-#else
-    deq_piece(j, 0, j->n);
-#endif
+     * the kernel sees the size of the thread's share (streaming stores).
+     * With fewer threads than shares (some could not start) one thread
+     * takes several: the bytes are the same. */
+    deq_share s = { j, task, n_tasks, team };
+    gq_parallel_for(team, team, deq_share_run, &s);
 }
 
 int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, void *dst,
@@ -228,6 +232,36 @@ int ggufq_dequantize_mt(ggufq_type type, const void *src, float *dst, int64_t n_
 /* Quantization                                                               */
 /* ------------------------------------------------------------------------- */
 
+/* What every task of one ggufq_quantize_mt call needs. */
+typedef struct qnt_job {
+    const gq_kernels *k;
+    const float      *src;
+    uint8_t          *dst;
+    int64_t           nrows, n_per_row, rows_per_task;
+    size_t            row_bytes;
+    const float      *imatrix;
+    pthread_mutex_t   lock;        /* guards the two below */
+    int64_t           first_bad;   /* lowest failing task: the status does not depend on threads */
+    int               status;
+} qnt_job;
+
+static void qnt_task(void *ctx, int64_t i)
+{
+    qnt_job *q = ctx;
+    const int64_t r0 = i * q->rows_per_task;
+    const int64_t rows = q->nrows - r0 < q->rows_per_task ? q->nrows - r0 : q->rows_per_task;
+    int rc = q->k->quantize(q->src + r0 * q->n_per_row, q->dst + (size_t)r0 * q->row_bytes, rows,
+                            q->n_per_row, q->imatrix);
+    if (rc < 0) {
+        pthread_mutex_lock(&q->lock);
+        if (i < q->first_bad) {
+            q->first_bad = i;
+            q->status = rc;
+        }
+        pthread_mutex_unlock(&q->lock);
+    }
+}
+
 int ggufq_quantize_mt(ggufq_type type, const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                       const float *imatrix, int nthreads)
 {
@@ -257,28 +291,10 @@ int ggufq_quantize_mt(ggufq_type type, const float *src, void *dst, int64_t nrow
     if (team == 1)
         return k->quantize(src, dst, nrows, n_per_row, imatrix);
 
-    const size_t row_bytes = (size_t)(n_per_row / t->block_size) * t->block_bytes;
-    int64_t first_bad = INT64_MAX;   /* lowest failing task: the status does not depend on threads */
-    int status = GGUFQ_OK;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-#endif
-    for (int64_t i = 0; i < n_tasks; i++) {
-        const int64_t r0 = i * rows_per_task;
-        const int64_t rows = nrows - r0 < rows_per_task ? nrows - r0 : rows_per_task;
-        int rc = k->quantize(src + r0 * n_per_row, (uint8_t *)dst + (size_t)r0 * row_bytes, rows,
-                             n_per_row, imatrix);
-        if (rc < 0) {
-#ifdef _OPENMP
-#pragma omp critical(ggufq_quantize_mt_status)
-#endif
-            {
-                if (i < first_bad) {
-                    first_bad = i;
-                    status = rc;
-                }
-            }
-        }
-    }
-    return status;
+    qnt_job q = { k, src, dst, nrows, n_per_row, rows_per_task,
+                  (size_t)(n_per_row / t->block_size) * t->block_bytes, imatrix,
+                  PTHREAD_MUTEX_INITIALIZER, INT64_MAX, GGUFQ_OK };
+    gq_parallel_for(team, n_tasks, qnt_task, &q);
+    pthread_mutex_destroy(&q.lock);
+    return q.status;
 }

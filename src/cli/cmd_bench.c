@@ -26,15 +26,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "bench.h"
 #include "cli.h"
@@ -46,6 +43,7 @@
 #define DEFAULT_SECONDS  0.1
 #define MAX_SECONDS      60.0
 #define MEMSET_BYTES     ((size_t)256 << 20)
+#define MEMSET_MAX_THREADS 512                 /* ggufq_thread_count never gives more */
 #define PEER_LIB         "libggml-base.so"
 #define PEER_SUBDIR      "peer/package/bins/linux-x64"
 
@@ -568,33 +566,53 @@ typedef struct memset_case {
 /* Through a volatile pointer so the compiler keeps stores nobody reads. */
 static void *(*volatile memset_ptr)(void *, int, size_t) = memset;
 
+/* One thread's slice of the buffer. */
+typedef struct memset_slice {
+    const memset_case *m;
+    int                t;
+    pthread_t          thread;
+} memset_slice;
+
+static void *memset_slice_run(void *arg)
+{
+    const memset_slice *s = arg;
+    const memset_case *m = s->m;
+    const size_t slice = MEMSET_BYTES / (size_t)m->threads;
+    const size_t start = slice * (size_t)s->t;
+    const size_t len = s->t == m->threads - 1 ? MEMSET_BYTES - start : slice;
+    memset_ptr(m->buf + start, m->value, len);
+    return NULL;
+}
+
+/* m->threads slices at once: threads 1.. started here, slice 0 on this thread
+ * (and any slice whose thread could not start). */
 static void call_memset(void *ctx)
 {
     memset_case *m = ctx;
     m->value = (m->value + 1) & 0xff;
-#ifdef _OPENMP
-    if (m->threads > 1) {
-        const size_t slice = MEMSET_BYTES / (size_t)m->threads;
-#pragma omp parallel num_threads(m->threads)
-        {
-            const int t = omp_get_thread_num();
-            const size_t start = slice * (size_t)t;
-            const size_t len = t == m->threads - 1 ? MEMSET_BYTES - start : slice;
-            memset_ptr(m->buf + start, m->value, len);
-        }
+    if (m->threads <= 1) {
+        memset_ptr(m->buf, m->value, MEMSET_BYTES);
         return;
     }
-#endif
-    memset_ptr(m->buf, m->value, MEMSET_BYTES);
+    memset_slice s[MEMSET_MAX_THREADS];
+    bool started[MEMSET_MAX_THREADS] = { false };
+    for (int t = 0; t < m->threads; t++) {
+        s[t] = (memset_slice){ m, t, 0 };
+        started[t] = t > 0 && pthread_create(&s[t].thread, NULL, memset_slice_run, &s[t]) == 0;
+    }
+    for (int t = 0; t < m->threads; t++)
+        if (!started[t])
+            memset_slice_run(&s[t]);
+    for (int t = 1; t < m->threads; t++)
+        if (started[t])
+            pthread_join(s[t].thread, NULL);
 }
 
+/* The library's thread count for "all cores" (OMP_NUM_THREADS honoured), within the slice table. */
 static int max_threads(void)
 {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
+    int n = ggufq_thread_count(0);
+    return n < MEMSET_MAX_THREADS ? n : MEMSET_MAX_THREADS;
 }
 
 /* GB/s of memset over MEMSET_BYTES with 1 and with all threads; gbs[i] = 0 if not measured. */

@@ -11,10 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "cli.h"
 #include "sigbus.h"
 
@@ -383,13 +379,7 @@ int cmd_requant(int argc, char **argv)
         ps.mode = !a.quiet && tty ? PROGRESS_BAR : PROGRESS_NONE;
     if (a.quiet && a.progress != PROGRESS_JSON)
         ps.mode = PROGRESS_NONE;
-    int threads = a.o.nthreads;
-#ifdef _OPENMP
-    if (threads == 0)
-        threads = omp_get_num_procs();
-#else
-    threads = 1;
-#endif
+    int threads = ggufq_thread_count(a.o.nthreads);
     cli_catch_signals();
     double t0 = now_seconds();
     st = ggufq_requant(a.in, a.out, &a.o, on_progress, &ps, &err);

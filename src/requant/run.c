@@ -2,9 +2,9 @@
  * run.c — executes a requant plan: writes the metadata as llama.cpp's
  * llama_model_quantize does, then streams every tensor through
  * dequantize → quantize in chunks of rows, the rows of a chunk spread over
- * OpenMP threads. Rows are independent in every quantizer, so the bytes do
- * not depend on the thread count. Memory: one chunk of F32 rows and its
- * encoded form, whatever the tensor's size.
+ * the library's threads (api/threads.h). Rows are independent in every
+ * quantizer, so the bytes do not depend on the thread count. Memory: one
+ * chunk of F32 rows and its encoded form, whatever the tensor's size.
  *
  * Input checks follow llama.cpp's loader (check_tensors): any NaN/Inf in a
  * float tensor, or in a quantized tensor's scales, is an error, reported
@@ -18,10 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <pthread.h>
 
+#include "api/threads.h"
 #include "requant/requant_internal.h"
 
 /* Weights per chunk (a chunk is whole rows; at least one row). */
@@ -34,6 +33,8 @@
 
 typedef struct run_state {
     const gq_run  *run;
+    gq_pool       *pool;      /* the run's threads; NULL: the caller alone */
+    bool           pool_made; /* the pool was asked for (once per run) */
     ggufq_writer **w;
     float         *f32;       /* CHUNK rows, decoded */
     uint8_t       *enc;       /* the same rows, encoded */
@@ -160,6 +161,7 @@ typedef struct tensor_job {
 
 /* First problem found in a chunk; the lowest row wins, so reports do not depend on threads. */
 typedef struct chunk_fault {
+    pthread_mutex_t lock;   /* guards the rest */
     int64_t row;       /* INT64_MAX: none */
     int     status;
     int64_t where;     /* element or block inside the row */
@@ -168,17 +170,14 @@ typedef struct chunk_fault {
 
 static void note_fault(chunk_fault *f, int64_t row, int status, int64_t where, bool output)
 {
-#ifdef _OPENMP
-#pragma omp critical(gq_requant_fault)
-#endif
-    {
-        if (row < f->row) {
-            f->row = row;
-            f->status = status;
-            f->where = where;
-            f->output = output;
-        }
+    pthread_mutex_lock(&f->lock);
+    if (row < f->row) {
+        f->row = row;
+        f->status = status;
+        f->where = where;
+        f->output = output;
     }
+    pthread_mutex_unlock(&f->lock);
 }
 
 /* Rows [r0, r1) of one item: decode, check, encode, check. All rows share one expert. */
@@ -288,31 +287,47 @@ static int report_fault(const gq_run *r, const tensor_job *j, const chunk_fault 
     return rc;
 }
 
+/* One chunk, as the tasks of a pool run see it. */
+typedef struct chunk_job {
+    const run_state  *st;
+    const tensor_job *j;
+    int64_t           c0, c1, rows_per_item;
+    bool              copy;
+    chunk_fault      *fault;
+} chunk_job;
+
+static void chunk_item(void *ctx, int64_t it)
+{
+    const chunk_job *c = ctx;
+    const tensor_job *j = c->j;
+    int64_t r0 = c->c0 + it * c->rows_per_item;
+    int64_t r1 = r0 + c->rows_per_item < c->c1 ? r0 + c->rows_per_item : c->c1;
+    if (c->copy) {
+        check_rows(j, r0, r1, c->fault);
+        return;
+    }
+    /* split at expert boundaries: each expert has its own imatrix slice */
+    while (r0 < r1) {
+        int64_t next = (r0 / j->ne1 + 1) * j->ne1;
+        int64_t e1 = next < r1 ? next : r1;
+        convert_rows(j, c->c0, r0, e1, c->st->f32, c->st->enc, c->fault);
+        r0 = e1;
+    }
+}
+
 static int process_chunk(run_state *st, const tensor_job *j, int64_t c0, int64_t c1, bool copy,
                          chunk_fault *fault)
 {
     int64_t rows_per_item = ITEM_WEIGHTS / j->ne0 > 0 ? ITEM_WEIGHTS / j->ne0 : 1;
     int64_t n_items = (c1 - c0 + rows_per_item - 1) / rows_per_item;
-    int nthreads = st->run->nthreads;
-    (void)nthreads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (nthreads > 1 && n_items > 1)
-#endif
-    for (int64_t it = 0; it < n_items; it++) {
-        int64_t r0 = c0 + it * rows_per_item;
-        int64_t r1 = r0 + rows_per_item < c1 ? r0 + rows_per_item : c1;
-        if (copy) {
-            check_rows(j, r0, r1, fault);
-            continue;
-        }
-        /* split at expert boundaries: each expert has its own imatrix slice */
-        while (r0 < r1) {
-            int64_t next = (r0 / j->ne1 + 1) * j->ne1;
-            int64_t e1 = next < r1 ? next : r1;
-            convert_rows(j, c0, r0, e1, st->f32, st->enc, fault);
-            r0 = e1;
-        }
+    if (n_items > 1 && !st->pool_made) {
+        /* made when first needed (a run with nothing to split starts no
+         * thread), then kept: its workers sleep between chunks */
+        st->pool = gq_pool_create(gq_threads_resolve(st->run->nthreads));
+        st->pool_made = true;
     }
+    chunk_job c = { st, j, c0, c1, rows_per_item, copy, fault };
+    gq_pool_run(st->pool, n_items, chunk_item, &c);
     return fault->row == INT64_MAX ? GGUFQ_OK : fault->status;
 }
 
@@ -426,8 +441,10 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
         return rc;
     for (int64_t c0 = 0; c0 < j.nrows; c0 += rows_per_chunk) {
         int64_t c1 = c0 + rows_per_chunk < j.nrows ? c0 + rows_per_chunk : j.nrows;
-        chunk_fault fault = { INT64_MAX, GGUFQ_OK, 0, false };
-        if (process_chunk(st, &j, c0, c1, copy, &fault) < 0)
+        chunk_fault fault = { PTHREAD_MUTEX_INITIALIZER, INT64_MAX, GGUFQ_OK, 0, false };
+        rc = process_chunk(st, &j, c0, c1, copy, &fault);
+        pthread_mutex_destroy(&fault.lock);
+        if (rc < 0)
             return report_fault(r, &j, &fault, err);
         const void *bytes = copy ? (const void *)(j.src + (size_t)c0 * j.in_row) : (const void *)st->enc;
         size_t n = (size_t)(c1 - c0) * (copy ? j.in_row : j.out_row);
@@ -474,14 +491,6 @@ int gq_run_requant(const gq_run *r, ggufq_error *err)
     clock_gettime(CLOCK_MONOTONIC, &st.t0);
     st.pr.tensor_count = r->plan->n;
     st.pr.bytes_total = r->plan->in_total;
-    gq_run rr = *r;
-#ifdef _OPENMP
-    if (rr.nthreads <= 0)
-        rr.nthreads = omp_get_num_procs();
-#else
-    rr.nthreads = 1;
-#endif
-    st.run = &rr;
     int rc = open_outputs(&st, err);
     for (int64_t i = 0; i < r->plan->n && rc == GGUFQ_OK; i++)
         rc = process_tensor(&st, i, err);
@@ -492,5 +501,6 @@ int gq_run_requant(const gq_run *r, ggufq_error *err)
     free(st.w);
     free(st.f32);
     free(st.enc);
+    gq_pool_free(st.pool);
     return rc;
 }
