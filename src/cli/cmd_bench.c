@@ -17,6 +17,9 @@
  * output with one thread and with all threads, each next to memset's
  * bandwidth over the same buffer with the same thread count (the passes of
  * both alternate, so they see the same load from the rest of the machine).
+ * --mt --fresh does the same into a new, never-touched buffer each pass (what
+ * a caller that allocates its output array gets): malloc + memset against
+ * malloc + ggufq_dequantize_mt, both paying the page faults; free is untimed.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* M_PI, strtok_r, readlink, clock_gettime: POSIX beyond C11 */
@@ -68,6 +71,7 @@ typedef struct bench_opts {
     bool        no_peer;
     bool        no_memset;
     bool        mt;                 /* --mt: the parallel bandwidth section only */
+    bool        fresh;              /* --fresh (with --mt): a never-touched output buffer each pass */
     const char *peer_dir;           /* --peer */
 } bench_opts;
 
@@ -153,6 +157,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (strcmp(a, "--no-peer") == 0) { o->no_peer = true; continue; }
         if (strcmp(a, "--no-memset") == 0) { o->no_memset = true; continue; }
         if (strcmp(a, "--mt") == 0) { o->mt = true; continue; }
+        if (strcmp(a, "--fresh") == 0) { o->fresh = true; continue; }
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         char name[16];
         const char *val = NULL, *opt = a;
@@ -193,6 +198,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (rc != CLI_EXIT_OK)
             return rc;
     }
+    if (o->fresh && !o->mt)
+        return cli_usage_error("bench", "--fresh goes with --mt");
     default_lists(o);
     return CLI_EXIT_OK;
 }
@@ -876,38 +883,58 @@ static void *mt_make_input(const bench_opts *o, ggufq_type type, const peer *no_
  * lasts; the best pass of each counts. The percentage compares the type with
  * the memset passes in between its own, which saw the same machine load.
  */
+/* A new output buffer for --fresh: aligned like bench_mt's reused one; at
+ * 256 MiB the allocator maps new zero pages, so none is faulted in yet. */
+static unsigned char *mt_fresh_buffer(void)
+{
+    return aligned_alloc(64, MEMSET_BYTES);
+}
+
 static void mt_bench_type(const bench_opts *o, mt_run *run, memset_case *m, const void *src,
                           mt_result *r)
 {
     const double start = now_seconds();
-    float *out = (float *)(void *)m->buf;
+    unsigned char *reused = m->buf;
     for (int pass = 0; pass < BEST_OF || now_seconds() - start < o->seconds; pass++) {
         for (int k = 0; k < run->n_counts; k++) {
             if (!o->no_memset) {
                 m->threads = run->threads[k];
                 double a = now_seconds();
+                if (o->fresh && (m->buf = mt_fresh_buffer()) == NULL)
+                    break;
                 call_memset(m);
                 double gbs = bytes_per_s(now_seconds() - a);
+                if (o->fresh)
+                    free(m->buf);
                 if (gbs > r->memset_gbs[k])
                     r->memset_gbs[k] = gbs;
                 if (gbs > run->memset_gbs[k])
                     run->memset_gbs[k] = gbs;
             }
             double a = now_seconds();
-            if (ggufq_dequantize_mt(r->type, src, out, MT_WEIGHTS, run->threads[k]) != GGUFQ_OK)
-                return;
+            float *out = (float *)(void *)(o->fresh ? mt_fresh_buffer() : reused);
+            if (out == NULL)
+                break;
+            int st = ggufq_dequantize_mt(r->type, src, out, MT_WEIGHTS, run->threads[k]);
             double gbs = bytes_per_s(now_seconds() - a);
+            if (o->fresh)
+                free(out);
+            if (st != GGUFQ_OK)
+                break;
             if (gbs > r->gbs[k])
                 r->gbs[k] = gbs;
         }
     }
+    m->buf = reused;
 }
 
 static void print_mt_text(const bench_opts *o, const mt_run *run, ggufq_isa selected)
 {
     out_printf("ggufq %s bench --mt: ggufq_dequantize_mt of %lld weights (%zu MiB of f32 output, out of "
-               "the cache),\nbest of at least %d passes%s\n", ggufq_version(), (long long)MT_WEIGHTS,
-               MEMSET_BYTES >> 20, BEST_OF, o->no_memset ? "" : ", memset over the same buffer in between");
+               "the cache%s),\nbest of at least %d passes%s\n", ggufq_version(), (long long)MT_WEIGHTS,
+               MEMSET_BYTES >> 20, o->fresh ? ", a fresh buffer each pass" : "", BEST_OF,
+               o->no_memset ? "" : o->fresh ? ", malloc + memset of a fresh buffer in between"
+                                            : ", memset over the same buffer in between");
     out_printf("cpu:      %s\n", ggufq_cpu_features());
     out_printf("selected: %s\n", ggufq_isa_name(selected));
     if (!o->no_memset) {
@@ -941,10 +968,10 @@ static void print_mt_text(const bench_opts *o, const mt_run *run, ggufq_isa sele
     }
 }
 
-static void print_mt_json(const mt_run *run, ggufq_isa selected)
+static void print_mt_json(const bench_opts *o, const mt_run *run, ggufq_isa selected)
 {
-    out_printf("{\"weights\":%lld,\"bytes\":%zu,\"best_of\":%d,\"cpu\":", (long long)MT_WEIGHTS, MEMSET_BYTES,
-               BEST_OF);
+    out_printf("{\"weights\":%lld,\"bytes\":%zu,\"best_of\":%d,\"fresh\":%s,\"cpu\":", (long long)MT_WEIGHTS,
+               MEMSET_BYTES, BEST_OF, o->fresh ? "true" : "false");
     json_write_string(ggufq_cpu_features(), strlen(ggufq_cpu_features()));
     out_printf(",\"selected\":\"%s\",\"memset\":[", ggufq_isa_name(selected));
     bool first = true;
@@ -1017,7 +1044,7 @@ static int bench_mt(const bench_opts *o)
         cli_error("bench: none of the types given can be timed");
         rc = CLI_EXIT_FAIL;
     } else if (o->json) {
-        print_mt_json(&run, selected);
+        print_mt_json(o, &run, selected);
     } else {
         print_mt_text(o, &run, selected);
     }

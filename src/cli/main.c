@@ -94,6 +94,7 @@ static const command commands[] = {
       "Measure the kernels' speed (and ggml's, side by side)",
       "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--seconds S] [--quantize]\n"
       "                   [--peer DIR | --no-peer] [--no-memset] [--json]\n"
+      "       ggufq bench --mt [--fresh] [--type T[,T...]] [--seconds S] [--json]\n"
       "       ggufq bench --requant [--model IN.gguf] [--target T[,T...]] [--threads N]\n"
       "                   [--runs R] [--peer DIR | --no-peer] [--json]",
       "Time dequantization (and with --quantize, quantization) of each type with\n"
@@ -123,6 +124,13 @@ static const command commands[] = {
       "                  \"ggml\"), \"mweights_per_s\", \"gb_per_s\", \"vs_ggml\"}, ...],\n"
       "                  \"geomean_vs_ggml\": {\"dequantize\": {isa: ratio}, ...}}\n"
       "  -h, --help     Show this help\n"
+      "\n"
+      "With --mt: ggufq_dequantize_mt of 64 Mi weights (256 MiB of f32 output,\n"
+      "far out of the cache) with one thread and with all threads, each next to\n"
+      "memset's bandwidth over the same buffer (their passes alternate). With\n"
+      "--fresh every pass writes into a newly allocated, never-touched buffer,\n"
+      "as a caller that allocates its output array does, and memset is timed\n"
+      "on a fresh buffer too: both then pay for the page faults.\n"
       "\n"
       "With --requant: requantize a model end to end with ggufq_requant and with\n"
       "llama.cpp's llama_model_quantize (the peer's libllama), each run in a\n"

@@ -128,6 +128,16 @@ json_ok "$TMP/out" "bench --json --quantize" \
     "doc['peer'] is None and [r['impl'] for r in doc['quantize']] == ['scalar'] and \
      doc['geomean_vs_ggml']['quantize']['scalar'] is None"
 
+# --mt --fresh: a never-touched output buffer each pass (256 MiB; kept to one type, no memset)
+run bench --mt --fresh --json --type q8_0 --seconds 0.01 --no-memset
+expect 0 "bench --mt --fresh --json"
+json_ok "$TMP/out" "bench --mt --fresh --json" \
+    "doc['fresh'] is True and doc['bytes'] == 268435456 and doc['memset'] == [] and \
+     all(r['type'] == 'q8_0' and r['gb_per_s'] > 0 for r in doc['dequantize_mt'])"
+run bench --fresh --type q8_0
+expect 2 "bench --fresh without --mt"
+err_has "--fresh goes with --mt" "bench --fresh without --mt"
+
 # ---- bench --requant ------------------------------------------------------------------
 FIXTURE="$TESTS/data/llama-2-tiny-random.gguf"
 # q4_0: a bare type (llama-quantize --pure); Q4_K_M and IQ4_XS: recipes
