@@ -385,13 +385,24 @@ typedef struct ggufq_writer ggufq_writer;
 
 typedef struct ggufq_writer_options {
     uint64_t          alignment;  /* 0: the value of general.alignment if set, else 32 */
-    const ggufq_file *input;      /* if not NULL: refuse (GGUFQ_E_SAME_FILE) when path is this file */
+    const ggufq_file *input;      /* if not NULL: refuse (GGUFQ_E_SAME_FILE) when path is this file
+                                     (by name, symbolic or hard link), at create and before the rename */
 } ggufq_writer_options;
 
 /**
- * Start writing `path`. Data goes to a temporary file in the same directory;
- * ggufq_writer_finish() fsyncs it and renames it over `path`. Nothing at
- * `path` is touched before that; on any failure the temporary file is removed.
+ * Start writing `path`. A symbolic link is followed to the file it leads to
+ * (the link stays). A regular file (or nothing) there is replaced atomically:
+ * data goes to a temporary file in that file's directory (on Linux an
+ * O_TMPFILE file with no name, so even a killed process leaves nothing),
+ * which ggufq_writer_finish() fsyncs and renames over it; nothing at `path`
+ * is touched before that, a failure removes the temporary file, and a
+ * replaced file keeps its permission bits (a new one: 0666 less the umask).
+ * A FIFO or character device is written into directly, in order (a FIFO
+ * waits for its reader; a failure there cannot be undone). A directory,
+ * socket or block device is refused (GGUFQ_E_IO). Writes stop at
+ * RLIMIT_FSIZE with an error (EFBIG) instead of raising SIGXFSZ. Writing into
+ * a pipe whose reader is gone raises SIGPIPE, as any write(2) does: ignore it
+ * to get the error instead.
  */
 GGUFQ_API int ggufq_writer_create(const char *path, const ggufq_writer_options *opts,
                                   ggufq_writer **out, ggufq_error *err);

@@ -389,8 +389,11 @@ int cmd_requant(int argc, char **argv)
     if (st == GGUFQ_OK && cli_input_fault()) {
         /* Only possible without a progress callback after the fault (no tensors): the
          * output holds zeros for lost metadata and must go. With --keep-split the
-         * shard names are the library's: they are left (documented in sigbus.c). */
-        if (!a.o.keep_split)
+         * shard names are the library's: they are left (documented in sigbus.c).
+         * Only a regular file at OUT itself is removed: never a FIFO or device
+         * (written through), nor a symbolic link (the file it leads to was replaced). */
+        struct stat out_st;
+        if (!a.o.keep_split && lstat(a.out, &out_st) == 0 && S_ISREG(out_st.st_mode))
             unlink(a.out);
         st = GGUFQ_E_IO;
     }

@@ -32,6 +32,9 @@
  * machine check), SIGBUS sent with kill(2), and a failed mmap in the handler.
  * Those are bugs or hardware errors, not a file that changed.
  *
+ * The CLI also ignores SIGXFSZ (cli_sigbus_install): a file grown past
+ * RLIMIT_FSIZE is a write error with a message, not a silent death.
+ *
  * One corner is not covered: `requant --keep-split` of a model without tensors
  * whose metadata pages vanish. No progress callback runs after the fault, so
  * the library finishes the shards; the CLI then fails, but only knows (and
@@ -50,7 +53,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -231,6 +233,9 @@ void cli_sigbus_install(void)
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, NULL);
+    /* An output past `ulimit -f`: write(2) then fails with EFBIG, reported like any
+     * write error (the library also stops at the limit on its own; writer_file.c). */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 bool cli_input_fault(void)
@@ -276,18 +281,11 @@ void cli_report_input_changed(const char *path, const char *out)
                   (unsigned long long)fault_offset, tail);
 }
 
+/* The test build (ggufq-testhooks) has its own, in tests/cli_testhooks.c. */
+#ifndef GGUFQ_TEST_HOOKS
 void cli_test_pause(const char *input, uint64_t input_size)
 {
-    const char *v = getenv("GGUFQ_TEST_PAUSE_BEFORE_DATA");
-    long ms;
-    if (!v || !cli_parse_int(v, 1, 600000, &ms))
-        return;
-    fputs("ggufq: test pause (GGUFQ_TEST_PAUSE_BEFORE_DATA)\n", stderr);   /* the tests wait for it */
-    struct stat st;
-    for (long left = ms; left > 0 && !cli_signal_caught; left -= 10) {
-        if (input && stat(input, &st) == 0 && (uint64_t)st.st_size != input_size)
-            break;
-        struct timespec ts = { 0, 10 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
+    (void)input;
+    (void)input_size;
 }
+#endif

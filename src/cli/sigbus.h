@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Install the SIGBUS handler; once, before any file is mapped. */
+/* Install the SIGBUS handler and ignore SIGXFSZ; once, before any file is mapped. */
 void cli_sigbus_install(void);
 
 /* True once a read of a mapped file faulted (the handler replaced the lost pages with zeros). */
@@ -30,12 +30,14 @@ bool cli_input_changed(const char *path, uint64_t mapped_size);
 void cli_report_input_changed(const char *path, const char *out);
 
 /*
- * TEST HOOK: with GGUFQ_TEST_PAUSE_BEFORE_DATA=<ms> in the environment, sleep
- * that long; a SIGINT/SIGTERM ends the sleep early, and so does a change of
- * input's size from input_size (input NULL: not watched). The commands call it
- * once their output's temporary file exists and before tensor data is read,
- * so the CLI tests can truncate the input or send a signal at a known point;
- * it prints "ggufq: test pause" on stderr when it starts.
+ * TEST HOOK, a no-op in the installed `ggufq`. In the test build
+ * `ggufq-testhooks` (tests/cli_testhooks.c), with
+ * GGUFQ_TEST_PAUSE_BEFORE_DATA=<ms> in the environment, it sleeps that long;
+ * a SIGINT/SIGTERM ends the sleep early, and so does a change of input's size
+ * from input_size (input NULL: not watched). The commands call it once their
+ * output file is open and before tensor data is read, so the CLI tests can
+ * truncate the input or send a signal at a known point; it prints
+ * "ggufq: test pause" on stderr when it starts.
  */
 void cli_test_pause(const char *input, uint64_t input_size);
 

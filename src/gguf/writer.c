@@ -1,6 +1,7 @@
 /*
- * writer.c — the GGUF writer: tensor declarations, the file layout, buffered
- * streaming of the data, and the atomic temp-file + rename protocol.
+ * writer.c — the GGUF writer: tensor declarations, the file layout and
+ * buffered streaming of the data (where the bytes go and how the file gets
+ * its name: writer_file.c).
  *
  * Layout (GGUF v3, little-endian), as ggml writes and requires it:
  *   header, key/values, tensor infos, zero padding to the alignment,
@@ -8,15 +9,11 @@
  *   so tensor i starts at align(end of tensor i-1) (ggml rejects any other offset).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -25,7 +22,6 @@
 
 #define GQ_WRITE_BUFFER   (1u << 20)
 #define GQ_GGUF_VERSION   3u
-#define GQ_TMP_TRIES      100
 
 /* ------------------------------------------------------------------------- */
 /* Failure injection (see writer_internal.h)                                 */
@@ -33,7 +29,6 @@
 
 static uint64_t inject_at;
 static int      inject_errno;
-static int      inject_fsync_errno;
 static size_t   inject_max_chunk;
 static bool     inject_eintr;
 
@@ -43,65 +38,10 @@ void gq_writer_inject_failure(uint64_t at_byte, int err_no)
     inject_errno = err_no;
 }
 
-void gq_writer_inject_fsync_failure(int err_no)
-{
-    inject_fsync_errno = err_no;
-}
-
 void gq_writer_inject_short_writes(size_t max_chunk, bool eintr)
 {
     inject_max_chunk = max_chunk;
     inject_eintr = eintr;
-}
-
-/*
- * TEST HOOK, not a feature: GGUFQ_FAULT_WRITE_AT=<byte>[:<errno>] in the
- * environment makes every writer of the process fail at that output byte as
- * gq_writer_inject_failure() does; GGUFQ_FAULT_WRITE_AT=fsync[:<errno>] makes
- * the fsync fail instead. <errno> is ENOSPC (the default), EIO, EDQUOT, EFBIG,
- * EROFS or a number. It lets the CLI tests (tests/cli/failures.sh) fail a real
- * `ggufq` run at any point without a full disk. Read once, at the first
- * ggufq_writer_create(); a malformed value is ignored.
- */
-static pthread_once_t env_fault_once = PTHREAD_ONCE_INIT;
-
-static void read_env_fault(void)
-{
-    const char *v = getenv("GGUFQ_FAULT_WRITE_AT");
-    if (v == NULL || *v == '\0')
-        return;
-    static const struct { const char *name; int value; } names[] = {
-        { "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EDQUOT", EDQUOT }, { "EFBIG", EFBIG }, { "EROFS", EROFS },
-    };
-    bool fsync_fault = strncmp(v, "fsync", 5) == 0;
-    char *end = (char *)v + 5;
-    unsigned long long at = 0;
-    if (!fsync_fault) {
-        errno = 0;
-        at = strtoull(v, &end, 10);
-        if (end == v || errno != 0)
-            return;
-    }
-    int e = ENOSPC;
-    if (*end == ':') {
-        const char *name = end + 1;
-        e = 0;
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strcmp(name, names[i].name) == 0)
-                e = names[i].value;
-        if (e == 0) {
-            long n = strtol(name, &end, 10);
-            if (*end != '\0' || n <= 0 || n > 4095)
-                return;
-            e = (int)n;
-        }
-    } else if (*end != '\0') {
-        return;
-    }
-    if (fsync_fault)
-        gq_writer_inject_fsync_failure(e);
-    else
-        gq_writer_inject_failure((uint64_t)at, e);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -116,17 +56,6 @@ int gq_writer_fail(ggufq_writer *w, int status, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return gq_fail(&w->err, status, w->path, GGUFQ_NO_OFFSET, "%s", msg);
-}
-
-static const char *errno_text(int e, char *buf, size_t n)
-{
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-    return strerror_r(e, buf, n);
-#else
-    if (strerror_r(e, buf, n) != 0)
-        snprintf(buf, n, "error %d", e);
-    return buf;
-#endif
 }
 
 static int status_of_errno(int e)
@@ -155,14 +84,20 @@ static void describe_position(const ggufq_writer *w, char *buf, size_t n)
     }
 }
 
-/* An I/O error on the temporary file: the writer cannot continue. */
-static int io_fail(ggufq_writer *w, int e, const char *what)
+/* An I/O error on the output: the writer cannot continue. */
+int gq_writer_io_fail(ggufq_writer *w, int e, const char *what)
 {
-    char eb[128], at[128] = "";
+    char eb[128], at[128] = "", file[4200];
     if (strcmp(what, "writing") == 0)
         describe_position(w, at, sizeof at);
-    int st = gq_writer_fail(w, status_of_errno(e), "%s temporary file %s failed%s: %s",
-                            what, w->tmp_path, at, errno_text(e, eb, sizeof eb));
+    if (w->dest == GQ_DEST_STREAM)
+        file[0] = '\0';   /* the message already starts with the path */
+    else if (w->tmp_path != NULL)
+        snprintf(file, sizeof file, " temporary file %s", w->tmp_path);
+    else
+        snprintf(file, sizeof file, " temporary file in %s", w->dir_path);
+    int st = gq_writer_fail(w, status_of_errno(e), "%s%s failed%s: %s",
+                            what, file, at, gq_errno_text(e, eb, sizeof eb));
     w->state = GQ_W_FAILED;
     w->failed_status = st;
     return st;
@@ -221,9 +156,14 @@ static int raw_write(ggufq_writer *w, const uint8_t *p, size_t n)
             chunk = inject_max_chunk;
         if (inject_errno != 0 && inject_at >= w->file_pos && inject_at - w->file_pos < chunk) {
             if (inject_at == w->file_pos)
-                return io_fail(w, inject_errno, "writing");
+                return gq_writer_io_fail(w, inject_errno, "writing");
             chunk = (size_t)(inject_at - w->file_pos);
         }
+        /* never start a write past RLIMIT_FSIZE: the kernel would raise SIGXFSZ (writer_file.c) */
+        if (w->file_pos >= w->fsize_limit)
+            return gq_writer_io_fail(w, EFBIG, "writing");
+        if (w->fsize_limit - w->file_pos < chunk)
+            chunk = (size_t)(w->fsize_limit - w->file_pos);
         ssize_t r;
         if (inject_eintr && (atomic_fetch_add(&eintr_toggle, 1) & 1)) {
             r = -1;
@@ -234,10 +174,10 @@ static int raw_write(ggufq_writer *w, const uint8_t *p, size_t n)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            return io_fail(w, errno, "writing");
+            return gq_writer_io_fail(w, errno, "writing");
         }
-        if (r == 0)  /* not expected from a regular file; do not spin */
-            return io_fail(w, EIO, "writing");
+        if (r == 0)  /* not expected from a file, pipe or device; do not spin */
+            return gq_writer_io_fail(w, EIO, "writing");
         p += r;
         n -= (size_t)r;
         w->file_pos += (uint64_t)r;
@@ -245,7 +185,7 @@ static int raw_write(ggufq_writer *w, const uint8_t *p, size_t n)
     return GGUFQ_OK;
 }
 
-static int buf_flush(ggufq_writer *w)
+int gq_writer_flush(ggufq_writer *w)
 {
     int st = raw_write(w, w->buf, w->buf_len);
     w->buf_len = 0;
@@ -266,7 +206,7 @@ static int buf_put(ggufq_writer *w, const void *data, size_t n)
         p += take;
         n -= take;
         if (w->buf_len == w->buf_cap) {
-            int st = buf_flush(w);
+            int st = gq_writer_flush(w);
             if (st != GGUFQ_OK)
                 return st;
         }
@@ -306,25 +246,6 @@ static uint64_t pad_to(uint64_t pos, uint64_t alignment)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Same-file protection                                                      */
-/* ------------------------------------------------------------------------- */
-
-static int check_not_input(ggufq_writer *w)
-{
-    if (w->input_path == NULL)
-        return GGUFQ_OK;
-    struct stat out, in;
-    /* Nothing at path yet (or unreachable): it cannot be the input. */
-    if (stat(w->path, &out) != 0 || stat(w->input_path, &in) != 0)
-        return GGUFQ_OK;
-    if (out.st_dev == in.st_dev && out.st_ino == in.st_ino)
-        return gq_writer_fail(w, GGUFQ_E_SAME_FILE,
-                              "refusing to overwrite the input file %s (same file)",
-                              w->input_path);
-    return GGUFQ_OK;
-}
-
-/* ------------------------------------------------------------------------- */
 /* Creation                                                                  */
 /* ------------------------------------------------------------------------- */
 
@@ -351,106 +272,13 @@ static void free_writer(ggufq_writer *w)
     free(w->tensors);
     gq_strmap_free(&w->tensor_index);
     free(w->buf);
+    gq_writer_free_dest(w);
     free(w->path);
-    free(w->tmp_path);
-    free(w->dir_path);
-    free(w->input_path);
     free(w);
 }
 
-/* Close and delete the temporary file (if still ours). */
-static void discard_temp(ggufq_writer *w)
-{
-    if (w->fd >= 0) {
-        close(w->fd);
-        w->fd = -1;
-    }
-    if (w->tmp_path != NULL) {
-        unlink(w->tmp_path);
-        free(w->tmp_path);
-        w->tmp_path = NULL;
-    }
-}
-
-/* Split path into directory and base name; the directory must exist. */
-static int split_path(ggufq_writer *w, const char **base)
-{
-    const char *slash = strrchr(w->path, '/');
-    *base = slash ? slash + 1 : w->path;
-    if (**base == '\0')
-        return gq_writer_fail(w, GGUFQ_E_IO, "output path names a directory");
-    if (slash == NULL)
-        w->dir_path = dup_str(".", 1);
-    else
-        w->dir_path = dup_str(w->path, slash == w->path ? 1 : (size_t)(slash - w->path));
-    if (w->dir_path == NULL)
-        return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
-
-    char eb[128];
-    struct stat st;
-    if (stat(w->dir_path, &st) != 0)
-        return gq_writer_fail(w, GGUFQ_E_IO, "output directory %s %s", w->dir_path,
-                              errno == ENOENT ? "does not exist"
-                                              : errno_text(errno, eb, sizeof eb));
-    if (!S_ISDIR(st.st_mode))
-        return gq_writer_fail(w, GGUFQ_E_IO, "%s is not a directory", w->dir_path);
-    if (stat(w->path, &st) == 0 && S_ISDIR(st.st_mode))
-        return gq_writer_fail(w, GGUFQ_E_IO, "output path is a directory");
-    return GGUFQ_OK;
-}
-
-/* FNV-1a of the seed's bytes: scrambles the clock/pid seed of temporary names. */
-static uint64_t scramble(uint64_t seed)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < 8; i++)
-        h = (h ^ (uint8_t)(seed >> (8 * i))) * 0x100000001b3ull;
-    return h;
-}
-
-/*
- * Create "<dir>/.<base>.tmp-XXXXXX" exclusively. open() with mode 0666 lets the
- * kernel apply the umask (and default ACLs), unlike mkstemp's fixed 0600.
- */
-static int create_temp(ggufq_writer *w, const char *base)
-{
-    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    static atomic_uint counter;  /* distinct names for writers created at the same instant */
-    size_t base_len = strlen(base);
-    if (base_len > 200)  /* keep the temporary name under NAME_MAX */
-        base_len = 200;
-    size_t cap = strlen(w->dir_path) + base_len + 32;
-    w->tmp_path = malloc(cap);
-    if (w->tmp_path == NULL)
-        return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
-
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
-                    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)w;
-    int e = EEXIST;
-    for (int attempt = 0; attempt < GQ_TMP_TRIES && e == EEXIST; attempt++) {
-        uint64_t r = scramble(seed) + atomic_fetch_add(&counter, 1);
-        seed = r;
-        char sfx[7];
-        for (int i = 0; i < 6; i++, r /= 62)
-            sfx[i] = digits[r % 62];
-        sfx[6] = '\0';
-        snprintf(w->tmp_path, cap, "%s/.%.*s.tmp-%s", w->dir_path, (int)base_len, base, sfx);
-        w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        e = w->fd >= 0 ? 0 : errno;
-    }
-    if (w->fd < 0) {
-        char eb[128];
-        free(w->tmp_path);
-        w->tmp_path = NULL;
-        return gq_writer_fail(w, status_of_errno(e), "cannot create a temporary file in %s: %s",
-                              w->dir_path, errno_text(e, eb, sizeof eb));
-    }
-    return GGUFQ_OK;
-}
-
-static int create_steps(ggufq_writer *w, const char *path, const ggufq_writer_options *opts)
+static int create_steps(ggufq_writer *w, const char *path, const ggufq_writer_options *opts,
+                        const char *const *inputs, size_t n_inputs)
 {
     w->path = dup_str(path, strlen(path));
     if (w->path == NULL)
@@ -463,49 +291,44 @@ static int create_steps(ggufq_writer *w, const char *path, const ggufq_writer_op
                                   (unsigned long long)a);
         w->opt_alignment = a;
     }
-    if (opts != NULL && opts->input != NULL) {
-        const char *in = ggufq_file_name(opts->input);
-        if (in != NULL && (w->input_path = dup_str(in, strlen(in))) == NULL)
-            return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory");
-    }
-    const char *base;
-    int st = split_path(w, &base);
-    if (st == GGUFQ_OK)
-        st = check_not_input(w);
-    if (st != GGUFQ_OK)
-        return st;
     w->buf_cap = GQ_WRITE_BUFFER;
     w->buf = malloc(w->buf_cap);
     if (w->buf == NULL)
         return gq_writer_fail(w, GGUFQ_E_NOMEM, "out of memory for the write buffer");
-    return create_temp(w, base);
+    return gq_writer_open_dest(w, opts, inputs, n_inputs);
 }
 
-int ggufq_writer_create(const char *path, const ggufq_writer_options *opts,
-                        ggufq_writer **out, ggufq_error *err)
+int gq_writer_create_guarded(const char *path, const ggufq_writer_options *opts,
+                             const char *const *inputs, size_t n_inputs,
+                             ggufq_writer **out, ggufq_error *err)
 {
     gq_error_clear(err);
     if (out != NULL)
         *out = NULL;
-    if (path == NULL || out == NULL || *path == '\0')
+    if (path == NULL || out == NULL || *path == '\0' || (inputs == NULL && n_inputs > 0))
         return gq_fail(err, GGUFQ_E_INVALID_ARG, NULL, GGUFQ_NO_OFFSET,
                        "ggufq_writer_create: %s is NULL or empty", out == NULL ? "out" : "path");
-    pthread_once(&env_fault_once, read_env_fault);
     ggufq_writer *w = calloc(1, sizeof *w);
     if (w == NULL)
         return gq_fail(err, GGUFQ_E_NOMEM, path, GGUFQ_NO_OFFSET, "out of memory");
     w->fd = -1;
     gq_error_clear(&w->err);
-    int st = create_steps(w, path, opts);
+    int st = create_steps(w, path, opts, inputs, n_inputs);
     if (st != GGUFQ_OK) {
         if (err != NULL)
             *err = w->err;
-        discard_temp(w);
+        gq_writer_discard(w);
         free_writer(w);
         return st;
     }
     *out = w;
     return GGUFQ_OK;
+}
+
+int ggufq_writer_create(const char *path, const ggufq_writer_options *opts,
+                        ggufq_writer **out, ggufq_error *err)
+{
+    return gq_writer_create_guarded(path, opts, NULL, 0, out, err);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -704,6 +527,8 @@ int ggufq_writer_write(ggufq_writer *w, const void *data, size_t size)
         return GGUFQ_E_INVALID_ARG;
     if (w->state == GQ_W_FAILED)
         return w->failed_status;
+    if (w->state >= GQ_W_PREPARED)
+        return gq_writer_fail(w, GGUFQ_E_STATE, "the file is already complete");
     if (data == NULL && size > 0)
         return gq_writer_fail(w, GGUFQ_E_INVALID_ARG, "data is NULL");
     if (w->state == GQ_W_META) {
@@ -743,29 +568,8 @@ int ggufq_writer_write(ggufq_writer *w, const void *data, size_t size)
 /* Finish                                                                    */
 /* ------------------------------------------------------------------------- */
 
-static int sync_directory(ggufq_writer *w)
+int gq_writer_check_complete(ggufq_writer *w)
 {
-    int fd = open(w->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int e = 0;
-    if (fd < 0)
-        e = errno;
-    else if (fsync(fd) != 0)
-        e = errno;
-    if (fd >= 0)
-        close(fd);
-    /* some file systems cannot fsync a directory: nothing more can be done there */
-    if (e == 0 || e == EINVAL || e == ENOTSUP)
-        return GGUFQ_OK;
-    char eb[128];
-    return gq_writer_fail(w, GGUFQ_E_IO, "file written, but syncing directory %s failed: %s",
-                          w->dir_path, errno_text(e, eb, sizeof eb));
-}
-
-/* Everything up to (not including) the rename. */
-static int finish_file(ggufq_writer *w)
-{
-    if (w->state == GQ_W_FAILED)
-        return w->failed_status;
     if (w->state == GQ_W_META) {
         int st = freeze(w);
         if (st != GGUFQ_OK)
@@ -779,19 +583,7 @@ static int finish_file(ggufq_writer *w)
                               (unsigned long long)t->size,
                               (unsigned long long)(w->data_total - w->data_written));
     }
-    int st = buf_flush(w);
-    if (st != GGUFQ_OK)
-        return st;
-    int e = inject_fsync_errno;
-    if (e == 0 && fsync(w->fd) != 0)
-        e = errno;
-    if (e != 0)
-        return io_fail(w, e, "syncing");
-    int fd = w->fd;
-    w->fd = -1;
-    if (close(fd) != 0)
-        return io_fail(w, errno, "closing");
-    return check_not_input(w);
+    return GGUFQ_OK;
 }
 
 int ggufq_writer_finish(ggufq_writer *w, ggufq_error *err)
@@ -800,20 +592,14 @@ int ggufq_writer_finish(ggufq_writer *w, ggufq_error *err)
     if (w == NULL)
         return gq_fail(err, GGUFQ_E_INVALID_ARG, NULL, GGUFQ_NO_OFFSET,
                        "ggufq_writer_finish: writer is NULL");
-    int st = finish_file(w);
-    if (st == GGUFQ_OK && rename(w->tmp_path, w->path) != 0) {
-        char eb[128];
-        st = gq_writer_fail(w, GGUFQ_E_IO, "cannot rename %s into place: %s", w->tmp_path,
-                            errno_text(errno, eb, sizeof eb));
-    }
-    if (st == GGUFQ_OK) {
-        free(w->tmp_path);  /* it is the output now: never unlink it */
-        w->tmp_path = NULL;
-        st = sync_directory(w);
-    }
+    int st = gq_writer_prepare(w);
+    if (st == GGUFQ_OK)
+        st = gq_writer_stage(w);
+    if (st == GGUFQ_OK)
+        st = gq_writer_commit(w);
     if (st != GGUFQ_OK && err != NULL)
         *err = w->err;
-    discard_temp(w);
+    gq_writer_discard(w);
     free_writer(w);
     return st;
 }
@@ -822,7 +608,7 @@ void ggufq_writer_abort(ggufq_writer *w)
 {
     if (w == NULL)
         return;
-    discard_temp(w);
+    gq_writer_discard(w);
     free_writer(w);
 }
 

@@ -1,6 +1,8 @@
 /*
- * writer_internal.h — internals of the GGUF writer (writer.c, writer_kv.c)
- * and its failure-injection hooks for tests. Not public API.
+ * writer_internal.h — internals of the GGUF writer (writer.c, writer_kv.c,
+ * writer_file.c), the staged finish the requant layer uses for split outputs,
+ * and the failure-injection hooks for tests. Not public API; nothing here is
+ * exported from the shared library.
  */
 #ifndef GGUFQ_GGUF_WRITER_INTERNAL_H
 #define GGUFQ_GGUF_WRITER_INTERNAL_H
@@ -85,15 +87,36 @@ int      gq_windex_rebuild(gq_windex *ix, const void *items, size_t stride, size
 enum gq_writer_state {
     GQ_W_META = 0,  /* declaring metadata and tensors */
     GQ_W_DATA,      /* header written; streaming tensor data */
-    GQ_W_FAILED     /* an I/O error happened: only finish/abort remain */
+    GQ_W_FAILED,    /* an I/O error happened: only finish/abort remain */
+    GQ_W_PREPARED,  /* complete and durable, not yet named (gq_writer_prepare) */
+    GQ_W_STAGED,    /* holds a temporary name beside the destination (gq_writer_stage) */
+    GQ_W_DONE       /* renamed into place (gq_writer_commit): only abort (free) remains */
 };
 
+/* How the output reaches its destination (decided at create, see writer_file.c). */
+enum gq_writer_dest {
+    GQ_DEST_REPLACE = 0, /* a regular file or nothing: write a temporary file, rename it over */
+    GQ_DEST_STREAM       /* a FIFO or character device: written directly, in order */
+};
+
+/* A file the writer must never replace: an input of the run. */
+typedef struct gq_winput {
+    char  *path;
+    bool   known;        /* dev/ino were read at create */
+    uint64_t dev, ino;
+} gq_winput;
+
 struct ggufq_writer {
-    char *path;        /* final destination */
-    char *tmp_path;    /* temporary file in the same directory */
-    char *dir_path;    /* directory of path, fsynced after the rename */
-    char *input_path;  /* opts->input's file name, or NULL */
-    int   fd;          /* temporary file, or -1 */
+    char *path;        /* destination as the caller named it (messages) */
+    char *target;      /* path with symbolic links followed: the name the output gets */
+    char *tmp_path;    /* the temporary file's name, or NULL (unnamed O_TMPFILE, stream) */
+    char *dir_path;    /* directory of target, fsynced after the rename */
+    gq_winput *inputs; /* files that must not be the destination */
+    size_t     n_inputs;
+    int   fd;          /* the file being written, or -1 */
+    enum gq_writer_dest dest;
+    bool     anonymous;    /* fd is an O_TMPFILE file that has no name yet */
+    uint64_t fsize_limit;  /* RLIMIT_FSIZE for the temporary file; UINT64_MAX: none */
     uint64_t opt_alignment;
 
     gq_wkv    *kv;
@@ -119,6 +142,53 @@ struct ggufq_writer {
 
     ggufq_error err;
 };
+
+/* ------------------------------------------------------------------------- */
+/* Staged finish (writer_file.c), for outputs that must appear together      */
+/* ------------------------------------------------------------------------- */
+/*
+ * ggufq_writer_finish() is prepare + stage + commit + free. A caller writing
+ * several files that must all be replaced or none (requant --keep-split)
+ * prepares every writer, then stages every one, then commits every one, and
+ * frees them with ggufq_writer_abort() (which removes whatever is not
+ * committed). A failure in prepare or stage leaves every destination as it
+ * was. Each step returns GGUFQ_OK or a status with ggufq_writer_error(w) set;
+ * after a failure only ggufq_writer_abort() remains.
+ */
+
+/*
+ * ggufq_writer_create, also refusing (GGUFQ_E_SAME_FILE) a destination that
+ * is one of inputs[0..n_inputs) (by path, symbolic or hard link: the same
+ * device and inode), now and again just before the rename. The paths are copied.
+ */
+int gq_writer_create_guarded(const char *path, const ggufq_writer_options *opts,
+                             const char *const *inputs, size_t n_inputs,
+                             ggufq_writer **out, ggufq_error *err);
+
+/* Check every tensor is complete, flush, set the mode, fsync; the file has no name yet. */
+int gq_writer_prepare(ggufq_writer *w);
+/* Give the prepared file a temporary name beside the destination (a killed process may leave it). */
+int gq_writer_stage(ggufq_writer *w);
+/* Check the destination is no input, rename the staged file over it, fsync the directory. */
+int gq_writer_commit(ggufq_writer *w);
+
+/* ------------------------------------------------------------------------- */
+/* Shared between writer.c and writer_file.c                                 */
+/* ------------------------------------------------------------------------- */
+
+/* Open the destination (or a temporary file for it); path, opts and inputs as create's. */
+int gq_writer_open_dest(ggufq_writer *w, const ggufq_writer_options *opts,
+                        const char *const *inputs, size_t n_inputs);
+/* Close and remove whatever of the output is not committed. */
+void gq_writer_discard(ggufq_writer *w);
+/* Free what writer_file.c allocated (not w). */
+void gq_writer_free_dest(ggufq_writer *w);
+/* Write the buffered bytes out (writer.c). */
+int gq_writer_flush(ggufq_writer *w);
+/* Check every declared tensor got all its bytes (writer.c); writes the header if nothing was written. */
+int gq_writer_check_complete(ggufq_writer *w);
+/* An I/O error (errno e) while `what` ("writing", "syncing" ...): the writer is failed from now on. */
+int gq_writer_io_fail(ggufq_writer *w, int e, const char *what);
 
 /* Record a failure in w->err (message prefixed with the output path); returns status. */
 int gq_writer_fail(ggufq_writer *w, int status, const char *fmt, ...)

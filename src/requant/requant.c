@@ -430,18 +430,6 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, g
 /* ggufq_requant                                                              */
 /* ------------------------------------------------------------------------- */
 
-/* Refuse an output path that is one of the input files. */
-static int check_not_input(const gq_shards *s, const char *out_path, ggufq_error *err)
-{
-    struct stat o, i;
-    if (stat(out_path, &o) != 0)
-        return GGUFQ_OK;
-    for (int k = 0; k < s->n; k++)
-        if (stat(ggufq_file_name(s->files[k]), &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino)
-            return gq_rq_fail(err, GGUFQ_E_SAME_FILE, "%s: refusing to overwrite the input file", out_path);
-    return GGUFQ_OK;
-}
-
 /* Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf. */
 static int output_paths(const gq_shards *s, const ggufq_requant_options *opts, const char *out_path,
                         char ***paths, int *n_paths, ggufq_error *err)
@@ -482,7 +470,14 @@ static void free_paths(char **p, int n)
 static int check_free_space(const gq_shards *s, const ggufq_plan *plan, const char *out_path,
                             ggufq_error *err)
 {
-    char *dir = strdup(out_path);
+    struct stat st;
+    bool exists = stat(out_path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return GGUFQ_OK;   /* a FIFO or device is written to directly (or refused by the writer) */
+    /* a symbolic link: the file it leads to is replaced, in that file's directory */
+    char *dir = exists ? realpath(out_path, NULL) : NULL;
+    if (!dir)
+        dir = strdup(out_path);
     if (!dir)
         return GGUFQ_OK;
     char *slash = strrchr(dir, '/');
@@ -584,10 +579,8 @@ int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant
         goto out;
     if ((rc = output_paths(&s, opts, out_path, &paths, &n_paths, err)) < 0)
         goto out;
-    for (int i = 0; i < n_paths && rc == GGUFQ_OK; i++)
-        rc = check_not_input(&s, paths[i], err);
-    if (rc == GGUFQ_OK)
-        rc = check_free_space(&s, plan, paths[0], err);
+    /* no output may be an input (a shard, the imatrix): the writers refuse that (run.c) */
+    rc = check_free_space(&s, plan, paths[0], err);
     if (rc == GGUFQ_OK) {
         gq_run run = {
             .in = &s, .plan = plan, .imatrix = im.n > 0 ? &im : NULL, .opts = opts,

@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "api/threads.h"
+#include "gguf/writer_internal.h"
 #include "requant/requant_internal.h"
 
 /* Weights per chunk (a chunk is whole rows; at least one row). */
@@ -118,23 +119,42 @@ static int write_metadata(run_state *st, int k, ggufq_error *err)
     return rc < 0 ? writer_status(w, rc, err) : GGUFQ_OK;
 }
 
+/* Every file the run reads (each shard, the imatrix): no output may replace one of them. */
+static const char **input_paths(const gq_run *r, size_t *n)
+{
+    const char **p = calloc((size_t)r->in->n + 1, sizeof *p);
+    if (!p)
+        return NULL;
+    *n = 0;
+    for (int i = 0; i < r->in->n; i++)
+        p[(*n)++] = ggufq_file_name(r->in->files[i]);
+    if (r->opts && r->opts->imatrix_path)
+        p[(*n)++] = r->opts->imatrix_path;
+    return p;
+}
+
 static int open_outputs(run_state *st, ggufq_error *err)
 {
     const gq_run *r = st->run;
+    size_t n_in = 0;
+    const char **in = input_paths(r, &n_in);
     st->w = calloc((size_t)r->n_out, sizeof *st->w);
-    if (!st->w)
+    if (!st->w || !in) {
+        free(in);
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
-    for (int k = 0; k < r->n_out; k++) {
-        ggufq_writer_options wo = { 0, r->in->files[k < r->in->n ? k : 0] };
-        wo.alignment = ggufq_file_alignment(r->in->files[0]);
-        int rc = ggufq_writer_create(r->out_paths[k], &wo, &st->w[k], err);
-        if (rc < 0) {
-            st->w[k] = NULL;
-            return rc;
-        }
-        if ((rc = write_metadata(st, k, err)) < 0)
-            return rc;
     }
+    int rc = GGUFQ_OK;
+    for (int k = 0; k < r->n_out && rc == GGUFQ_OK; k++) {
+        ggufq_writer_options wo = { ggufq_file_alignment(r->in->files[0]), NULL };
+        rc = gq_writer_create_guarded(r->out_paths[k], &wo, in, n_in, &st->w[k], err);
+        if (rc < 0)
+            st->w[k] = NULL;
+        else
+            rc = write_metadata(st, k, err);
+    }
+    free(in);
+    if (rc < 0)
+        return rc;
     for (int64_t i = 0; i < r->plan->n; i++) {
         const ggufq_plan_entry *e = &r->plan->entries[i];
         int k = r->n_out > 1 ? r->plan->shard[i] : 0;
@@ -467,19 +487,28 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
 /* The run                                                                    */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * All outputs appear together or none does: every file is first completed
+ * and fsynced (the step that can run out of space or fail on I/O), then each
+ * gets a temporary name, and only then are they renamed over their OUT
+ * paths one after another. A failure before the renames leaves every existing
+ * OUT file as it was (the caller's ggufq_writer_abort removes the new ones).
+ * A rename itself failing (not expected: our own file, in OUT's directory)
+ * leaves the shards renamed before it in place.
+ */
 static int finish_all(run_state *st, ggufq_error *err)
 {
     const gq_run *r = st->run;
     int rc = GGUFQ_OK;
-    int k = 0;
-    for (; k < r->n_out && rc == GGUFQ_OK; k++) {
-        rc = ggufq_writer_finish(st->w[k], err);
-        st->w[k] = NULL;
-    }
-    if (rc < 0) {   /* never leave part of a split output behind */
-        for (int i = 0; i < k - 1; i++)
-            remove(r->out_paths[i]);
-    }
+    for (int k = 0; k < r->n_out && rc == GGUFQ_OK; k++)
+        if ((rc = gq_writer_prepare(st->w[k])) < 0)
+            return writer_status(st->w[k], rc, err);
+    for (int k = 0; k < r->n_out && rc == GGUFQ_OK; k++)
+        if ((rc = gq_writer_stage(st->w[k])) < 0)
+            return writer_status(st->w[k], rc, err);
+    for (int k = 0; k < r->n_out && rc == GGUFQ_OK; k++)
+        if ((rc = gq_writer_commit(st->w[k])) < 0)
+            return writer_status(st->w[k], rc, err);
     return rc;
 }
 

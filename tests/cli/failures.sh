@@ -4,14 +4,15 @@
 # missing or read-only output directories, truncated inputs. Every one must
 # end with exit status 1 and a message naming the file (and offset), leave no
 # output and no temporary file, and never modify the input.
-# Run by ctest as: sh failures.sh <path-to-ggufq> <tests-dir>
+# Run by ctest as: sh failures.sh <path-to-ggufq> <tests-dir> <path-to-ggufq-testhooks>
 #
-# Test hooks used (see src/cli/sigbus.h and src/gguf/writer.c):
-#   GGUFQ_TEST_PAUSE_BEFORE_DATA=<ms>  the CLI sleeps once its temporary file exists
+# Test hooks used, read only by ggufq-testhooks (tests/cli_testhooks.c):
+#   GGUFQ_TEST_PAUSE_BEFORE_DATA=<ms>  the CLI sleeps once its output file is open
 #   GGUFQ_FAULT_WRITE_AT=<byte>[:errno] | fsync[:errno]  the writer fails there
 set -u
 GGUFQ=$1
 TESTS=$2
+HOOKS=$3
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-failures.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM HUP
@@ -65,18 +66,38 @@ cmd_args() {
     esac
 }
 
+# temp_kind <pid>: how the running process holds its temporary output file:
+# "nameless" (O_TMPFILE: only an open descriptor, shown as <dir>/#<inode>),
+# "named" (.out.gguf.tmp-XXXXXX: a file system without O_TMPFILE) or "none".
+temp_kind() {
+    if ls -A "$W" | grep -q '^\.out\.gguf\.tmp-'; then
+        echo named
+    elif ls -l "/proc/$1/fd" 2>/dev/null | grep -q -F "$W/#"; then
+        echo nameless
+    else
+        echo none
+    fi
+}
+
+# tmpfile_works <dir>: true if the file system of dir has O_TMPFILE (needs python3 to tell)
+tmpfile_works() {
+    command -v python3 >/dev/null 2>&1 &&
+        python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_WRONLY, 0o600))' "$1" \
+            2>/dev/null
+}
+
 # ---- SIGINT / SIGTERM while running --------------------------------------------
-# The pause hook holds the run just after its temporary file is created; the
+# The pause hook holds the run just after its output file is open; the
 # signal then arrives mid-run at a known point.
 for sig in INT TERM; do
     for c in dequant requant dequant2; do
         fresh
         : >"$TMP/err"   # wait_for_pause must not see the last run's stderr
         # shellcheck disable=SC2046
-        GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$GGUFQ" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err" &
+        GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$HOOKS" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err" &
         pid=$!
         wait_for_pause || fail "SIG$sig $c: the pause hook was not reached"
-        ls -A "$W" | grep -q '^\.out\.gguf\.tmp-' || fail "SIG$sig $c: no temporary file during the run"
+        [ "$(temp_kind $pid)" != none ] || fail "SIG$sig $c: no temporary file during the run"
         kill -s "$sig" "$pid"
         wait "$pid"
         rc=$?
@@ -108,6 +129,36 @@ done
 echo "ok: SIGINT at random points: exit 0 or 1, nothing left behind"
 input_intact "SIGINT at random points"
 
+# ---- SIGKILL while writing: nothing is left behind ------------------------------
+# The temporary file has no name until the run succeeds (O_TMPFILE), so even a
+# process that cannot clean up leaves nothing. An existing OUT stays as it was.
+for c in dequant requant dequant2 requant2; do
+    fresh
+    printf 'old' >"$W/out.gguf"
+    : >"$TMP/err"
+    # shellcheck disable=SC2046
+    GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$HOOKS" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err" &
+    pid=$!
+    wait_for_pause || fail "SIGKILL $c: the pause hook was not reached"
+    kind=$(temp_kind $pid)
+    kill -s KILL "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" -eq 137 ] || fail "SIGKILL $c: exit $rc, expected 137"
+    [ "$(cat "$W/out.gguf")" = old ] || fail "SIGKILL $c: the existing OUT was replaced"
+    input_intact "SIGKILL $c"
+    case $kind in
+    nameless)
+        left=$(ls -A "$W" | tr '\n' ' ')
+        if [ "$left" = "in.gguf out.gguf " ]; then echo "ok: SIGKILL during $c: nothing left"
+        else fail "SIGKILL during $c: files left behind: $left"; fi ;;
+    named)
+        if tmpfile_works "$W"; then fail "SIGKILL during $c: a named temporary file although $W has O_TMPFILE"
+        else echo "skip: SIGKILL during $c: no O_TMPFILE in $W (a named temporary file is left)"; fi ;;
+    *) fail "SIGKILL $c: no temporary file during the run" ;;
+    esac
+done
+
 # ---- the input truncated while it is mapped (SIGBUS) ----------------------------
 # The data section of the fixture starts at 724416; metadata values lie before it.
 for c in dequant dequant2 requant requant2; do
@@ -115,7 +166,7 @@ for c in dequant dequant2 requant requant2; do
         fresh
         : >"$TMP/err"   # wait_for_pause must not see the last run's stderr
         # shellcheck disable=SC2046
-        GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$GGUFQ" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err" &
+        GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$HOOKS" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err" &
         pid=$!
         wait_for_pause || fail "truncated while read ($c): the pause hook was not reached"
         truncate -s $size "$W/in.gguf"
@@ -132,7 +183,7 @@ for json in "" --json; do
     fresh
     : >"$TMP/err"
     # shellcheck disable=SC2086
-    GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$GGUFQ" info $json "$W/in.gguf" >"$TMP/out" 2>"$TMP/err" &
+    GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$HOOKS" info $json "$W/in.gguf" >"$TMP/out" 2>"$TMP/err" &
     pid=$!
     wait_for_pause || fail "truncated while read (info): the pause hook was not reached"
     truncate -s 4000 "$W/in.gguf"
@@ -182,7 +233,7 @@ for c in dequant requant dequant2; do
         *) why="No space left on device" ;;
         esac
         # shellcheck disable=SC2046
-        GGUFQ_FAULT_WRITE_AT=$at "$GGUFQ" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err"
+        GGUFQ_FAULT_WRITE_AT=$at "$HOOKS" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err"
         rc=$?
         expect 1 "$c: write error at $at: exit 1" || continue
         err_has "$W/out.gguf: " "$c write error at $at"
@@ -193,17 +244,24 @@ for c in dequant requant dequant2; do
     done
     # past the end: the hook never fires, the run succeeds with the same bytes
     # shellcheck disable=SC2046
-    GGUFQ_FAULT_WRITE_AT=$((size + 10)) "$GGUFQ" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err"
+    GGUFQ_FAULT_WRITE_AT=$((size + 10)) "$HOOKS" $(cmd_args $c) >"$TMP/out" 2>"$TMP/err"
     rc=$?
     expect 0 "$c: write error hook past the end" && { cmp -s "$W/out.gguf" "$W/good.gguf" ||
         fail "$c: output differs with the hook set past the end"; }
     input_intact "$c write errors"
 done
+# the installed program has no test hooks: the same variables change nothing
+fresh
+GGUFQ_FAULT_WRITE_AT=100 GGUFQ_TEST_PAUSE_BEFORE_DATA=2000 "$GGUFQ" dequant "$W/in.gguf" "$W/out.gguf" \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+expect 0 "ggufq (not ggufq-testhooks) ignores GGUFQ_FAULT_WRITE_AT and GGUFQ_TEST_PAUSE_BEFORE_DATA"
+! grep -q "test pause" "$TMP/err" || fail "the installed ggufq paused for GGUFQ_TEST_PAUSE_BEFORE_DATA"
 # the failing offset is named with what lies there
 fresh
-GGUFQ_FAULT_WRITE_AT=100 "$GGUFQ" dequant "$W/in.gguf" "$W/out.gguf" >"$TMP/out" 2>"$TMP/err"
+GGUFQ_FAULT_WRITE_AT=100 "$HOOKS" dequant "$W/in.gguf" "$W/out.gguf" >"$TMP/out" 2>"$TMP/err"
 err_has "at offset 100 (header)" "write error in the header"
-GGUFQ_FAULT_WRITE_AT=724416 "$GGUFQ" dequant "$W/in.gguf" "$W/out.gguf" >"$TMP/out" 2>"$TMP/err"
+GGUFQ_FAULT_WRITE_AT=724416 "$HOOKS" dequant "$W/in.gguf" "$W/out.gguf" >"$TMP/out" 2>"$TMP/err"
 err_has "at offset 724416 (tensor 'token_embd.weight')" "write error in the first tensor"
 
 # ---- output directory missing or read-only --------------------------------------
