@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 #include "sigbus.h"
 
 #define MAX_LIST 256
@@ -237,15 +238,14 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* A tensor name fit for a terminal: control bytes (ESC, CR, ...) become '?'. */
-static void printable_name(char *buf, size_t cap, const char *name)
+/* The bar's name column: the tensor name escaped like every name the CLI
+ * prints (cli_text_escaped), cut and padded to NAME_COLUMNS characters. */
+#define NAME_COLUMNS 32
+static void bar_name(strbuf *sb, const char *name)
 {
-    size_t i = 0;
-    for (; name && name[i] != '\0' && i + 1 < cap; i++) {
-        unsigned char c = (unsigned char)name[i];
-        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-    }
-    buf[i] = '\0';
+    cli_text_escaped(sb, name ? name : "", name ? strlen(name) : 0, NAME_COLUMNS, false);
+    for (size_t w = cli_display_width(sb_str(sb), strlen(sb_str(sb))); w < NAME_COLUMNS; w++)
+        sb_putc(sb, ' ');
 }
 
 /*
@@ -258,40 +258,29 @@ static void draw_bar(const ggufq_progress *p, progress_state *ps, bool final)
     double frac = p->bytes_total ? (double)p->bytes_done / (double)p->bytes_total : 1.0;
     double mbs = p->elapsed_seconds > 0 ? (double)p->bytes_done / 1e6 / p->elapsed_seconds : 0.0;
     double eta = frac > 0 && !final ? p->elapsed_seconds * (1.0 - frac) / frac : 0.0;
-    char bar[31], name[64];
+    char bar[31];
+    strbuf name = { 0 };
     int fill = (int)(frac * 30.0);
     for (int i = 0; i < 30; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[30] = '\0';
-    printable_name(name, sizeof name, p->tensor_name);
-    fprintf(stderr, "%s[%s] %5.1f%% %4" PRId64 "/%-4" PRId64 " %-32.32s %8.1f MB/s  ETA %d:%02d%s",
-            ps->tty ? "\r" : "", bar, frac * 100.0, p->tensor_index + 1, p->tensor_count, name,
+    bar_name(&name, p->tensor_name);
+    fprintf(stderr, "%s[%s] %5.1f%% %4" PRId64 "/%-4" PRId64 " %s %8.1f MB/s  ETA %d:%02d%s",
+            ps->tty ? "\r" : "", bar, frac * 100.0, p->tensor_index + 1, p->tensor_count, sb_str(&name),
             mbs, (int)(eta / 60), (int)eta % 60, ps->tty ? " \033[K" : "\n");
+    sb_free(&name);
     ps->drew_bar = ps->tty;
-}
-
-/* s as the contents of a JSON string: quotes, backslashes and control bytes escaped. */
-static void json_string(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
 }
 
 static void json_line(const ggufq_progress *p)
 {
-    fputs("{\"tensor\":\"", stderr);
-    json_string(stderr, p->tensor_name);
-    fprintf(stderr, "\",\"index\":%" PRId64 ",\"count\":%" PRId64 ",\"bytes_done\":%" PRIu64
+    strbuf name = { 0 };
+    json_string_sb(&name, p->tensor_name ? p->tensor_name : "", p->tensor_name ? strlen(p->tensor_name) : 0);
+    fprintf(stderr, "{\"tensor\":%s,\"index\":%" PRId64 ",\"count\":%" PRId64 ",\"bytes_done\":%" PRIu64
             ",\"bytes_total\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"elapsed\":%.3f}\n",
-            p->tensor_index, p->tensor_count, p->bytes_done, p->bytes_total, p->bytes_written,
+            sb_str(&name), p->tensor_index, p->tensor_count, p->bytes_done, p->bytes_total, p->bytes_written,
             p->elapsed_seconds);
+    sb_free(&name);
 }
 
 static int on_progress(const ggufq_progress *p, void *user)

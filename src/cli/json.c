@@ -6,14 +6,15 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli_util.h"
 
-void json_write_string(const char *s, size_t len)
+/* The escaped contents of a JSON string (no quotes), through `emit`. */
+static void json_escape(const char *s, size_t len, void (*emit)(const void *, size_t, void *), void *ctx)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t run = 0;   /* start of the pending run of bytes copied as they are */
-    out_putc('"');
     for (size_t i = 0; i < len;) {
         unsigned char c = p[i];
         size_t bad;
@@ -22,31 +23,56 @@ void json_write_string(const char *s, size_t len)
             i += n;
             continue;
         }
-        out_write(p + run, i - run);
+        emit(p + run, i - run, ctx);
         size_t skip = 1;
         char esc[8];
+        const char *e = esc;
         switch (c) {
-        case '"':  out_puts("\\\""); break;
-        case '\\': out_puts("\\\\"); break;
-        case '\n': out_puts("\\n"); break;
-        case '\t': out_puts("\\t"); break;
-        case '\r': out_puts("\\r"); break;
-        case '\b': out_puts("\\b"); break;
-        case '\f': out_puts("\\f"); break;
+        case '"':  e = "\\\""; break;
+        case '\\': e = "\\\\"; break;
+        case '\n': e = "\\n"; break;
+        case '\t': e = "\\t"; break;
+        case '\r': e = "\\r"; break;
+        case '\b': e = "\\b"; break;
+        case '\f': e = "\\f"; break;
         default:
             if (n == 0) {
-                out_puts("\\ufffd");
+                e = "\\ufffd";
                 skip = bad;
             } else {
                 snprintf(esc, sizeof esc, "\\u%04x", c);
-                out_puts(esc);
             }
         }
+        emit(e, strlen(e), ctx);
         i += skip;
         run = i;
     }
-    out_write(p + run, len - run);
+    emit(p + run, len - run, ctx);
+}
+
+static void emit_stdout(const void *data, size_t n, void *ctx)
+{
+    (void)ctx;
+    out_write(data, n);
+}
+
+static void emit_strbuf(const void *data, size_t n, void *ctx)
+{
+    sb_append(ctx, data, n);
+}
+
+void json_write_string(const char *s, size_t len)
+{
     out_putc('"');
+    json_escape(s, len, emit_stdout, NULL);
+    out_putc('"');
+}
+
+void json_string_sb(strbuf *sb, const char *s, size_t len)
+{
+    sb_putc(sb, '"');
+    json_escape(s, len, emit_strbuf, sb);
+    sb_putc(sb, '"');
 }
 
 static void json_write_double(double v, bool is_f32)

@@ -18,6 +18,9 @@
 
 /* A quoted, escaped JSON string. */
 void json_write_string(const char *s, size_t len);
+/* The same, appended to sb (for lines written elsewhere than stdout). */
+struct strbuf;
+void json_string_sb(struct strbuf *sb, const char *s, size_t len);
 /* A metadata value: number, bool, string, or (nested) array with all its elements. Status. */
 int  json_write_value(const ggufq_value *v);
 

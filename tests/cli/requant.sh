@@ -195,6 +195,20 @@ expect 1 "NaN in a tensor named with escape sequences" && {
         fail "error message: got $(od -c "$TMP/err" | head -6)"
 }
 [ "$(nfiles "$TMP/empty")" -eq 0 ] || fail "files left: $(ls -A "$TMP/empty")"
+# esc_name.gguf: the same name, finite weights: progress lines escape it too
+ESC_OK=$TESTS/data/esc_name.gguf
+run requant "$ESC_OK" q8_0 "$TMP/esc.gguf" --progress bar
+expect 0 "progress bar of a name with escape sequences" && {
+    grep -q -F '] 100.0%    1/1    blk.0.\x1b[31mRED\x1b[0m.weight       ' "$TMP/err" &&
+        echo "ok: the bar escapes the name" || fail "progress bar: got $(od -c "$TMP/err" | head -6)"
+    has_ctl "$TMP/err" && fail "progress bar wrote raw control characters"
+}
+run requant "$ESC_OK" q8_0 "$TMP/esc.gguf" --progress json
+expect 0 "json progress of a name with escape sequences" && {
+    printf '%s' '{"tensor":"blk.0.\u001b[31mRED\u001b[0m.weight","index":0,"count":1,"bytes_done":128,"bytes_total":128,"bytes_written":68,' >"$TMP/want"
+    head -c "$(wc -c <"$TMP/want")" "$TMP/err" | cmp -s - "$TMP/want" && echo "ok: json progress escapes the name" ||
+        fail "json progress: got $(head -c 200 "$TMP/err")"
+}
 
 # ---- outputs must load in ggml: nested arrays are refused (requant and dequant) ----
 # a GGUF v3 file, no tensors, one key 'k<ESC>x' holding an empty array of arrays
