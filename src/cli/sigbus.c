@@ -5,8 +5,8 @@
  * The library maps input files read-only and checks every size against the
  * file's size at open time. If another process truncates the file afterwards,
  * the pages past the new end vanish from the mapping and the next read of one
- * of them raises SIGBUS in whichever thread touched it: the main thread, or an
- * OpenMP worker inside a kernel. No size check can close that race, so the CLI
+ * of them raises SIGBUS in whichever thread touched it: the main thread, or a
+ * worker thread inside a kernel. No size check can close that race, so the CLI
  * (never the library: a library must not own process-wide signal handlers)
  * installs a SIGBUS handler.
  *
