@@ -232,7 +232,7 @@ GGUFQ_API int ggufq_dequantize_mt(ggufq_type type, const void *src, float *dst, 
  * Decode n_weights weights of `type` into dst as out_type: F32, F16 or BF16
  * (else GGUFQ_E_INVALID_ARG). F16/BF16 output equals ggufq_dequantize followed by
  * ggufq_quantize(out_type, ...); when type == out_type the bytes are copied.
- * dst receives ggufq_row_size(out_type, n_weights) bytes.
+ * dst receives ggufq_row_size(out_type, n_weights) bytes, at any alignment.
  */
 GGUFQ_API int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, void *dst,
                                   int64_t n_weights, int nthreads);

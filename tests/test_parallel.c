@@ -134,6 +134,51 @@ static void test_dequant_matches_single_thread(void **state)
     }
 }
 
+/*
+ * ggufq_dequantize_to's dst is a void *: any address. Outputs at odd offsets
+ * (F32 at +1..+3, F16/BF16 at +1) are the aligned output's bytes, for quantized,
+ * F16 and F32 inputs, on one thread and on several.
+ */
+static void test_dequant_to_unaligned_dst(void **state)
+{
+    (void)state;
+    const ggufq_type ins[] = { GGUFQ_TYPE_Q4_K, GGUFQ_TYPE_F16, GGUFQ_TYPE_F32 };
+    const ggufq_type outs[] = { GGUFQ_TYPE_F32, GGUFQ_TYPE_F16, GGUFQ_TYPE_BF16 };
+    const int64_t n = DEQ_BIG + 256;
+    for (int a = 0; a < 3; a++) {
+        void *q;
+        if (ins[a] == GGUFQ_TYPE_F32) {
+            q = malloc((size_t)n * sizeof(float));
+            assert_non_null(q);
+            fill_gauss(q, n, 77);
+        } else {
+            q = make_blocks(ins[a], n, 70 + (uint64_t)a);
+        }
+        for (int o = 0; o < 3; o++) {
+            const size_t bytes = ggufq_row_size(outs[o], n);
+            uint8_t *want = malloc(bytes), *buf = malloc(bytes + 8);
+            assert_non_null(want);
+            assert_non_null(buf);
+            assert_int_equal(ggufq_dequantize_to(ins[a], q, outs[o], want, n, 1), GGUFQ_OK);
+            for (int off = 1; off < 4; off++) {
+                for (int nt = 1; nt <= 2; nt++) {
+                    memset(buf, 0xA5, bytes + 8);
+                    assert_int_equal(ggufq_dequantize_to(ins[a], q, outs[o], buf + off, n, nt), GGUFQ_OK);
+                    snprintf(what, sizeof what, "%s -> %s at dst+%d, threads=%d", ggufq_type_name(ins[a]),
+                             ggufq_type_name(outs[o]), off, nt);
+                    tu_expect_same_bytes(buf + off, want, bytes, what);
+                    for (int i = 0; i < off; i++)
+                        assert_int_equal(buf[i], 0xA5);
+                    assert_int_equal(buf[off + bytes], 0xA5);
+                }
+            }
+            free(want);
+            free(buf);
+        }
+        free(q);
+    }
+}
+
 /* F32 and BF16 inputs: copies and conversions without a decode step. */
 static void test_dequant_plain_inputs(void **state)
 {
@@ -551,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_calls),
         cmocka_unit_test(test_dequant_matches_single_thread),
         cmocka_unit_test(test_dequant_plain_inputs),
+        cmocka_unit_test(test_dequant_to_unaligned_dst),
         cmocka_unit_test(test_dequant_streamed),
         cmocka_unit_test(test_quant_matches_single_thread),
         cmocka_unit_test(test_statuses_match_single_thread),

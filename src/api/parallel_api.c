@@ -81,6 +81,7 @@ typedef struct deq_job {
     const gq_kernels *encode;      /* F16/BF16 output: its kernels; else NULL */
     bool              copy;        /* input type == output type */
     bool              stream;      /* large F32 pieces through stream_floats */
+    bool              unaligned;   /* dst not aligned to its element: staged, memcpy'd out */
 } deq_job;
 
 #ifdef GQ_STREAM_STORES
@@ -111,11 +112,39 @@ static void deq_piece_streamed(const deq_job *j, const uint8_t *src, float *dst,
 }
 #endif
 
+/* A dst that is not aligned to its element (a void * may be anything): the
+ * kernels store whole floats/halves, so decode and encode into buffers that
+ * are, then copy the bytes out. */
+static void deq_piece_unaligned(const deq_job *j, const uint8_t *src, uint8_t *dst, int64_t cnt)
+{
+    float stage[STAGE_WEIGHTS];
+    uint16_t half[STAGE_WEIGHTS];
+    const int64_t step = STAGE_WEIGHTS - STAGE_WEIGHTS % j->block_size;
+    for (int64_t off = 0; off < cnt; off += step) {
+        const int64_t m = cnt - off < step ? cnt - off : step;
+        const uint8_t *in = src + (size_t)(off / j->block_size) * j->block_bytes;
+        const void *out = stage;
+        if (j->decode)
+            j->decode->dequantize(in, stage, m);
+        else
+            memcpy(stage, in, (size_t)m * sizeof(float));   /* F32 input */
+        if (j->encode) {
+            (void)j->encode->quantize(stage, half, 1, m, NULL);
+            out = half;
+        }
+        memcpy(dst + (size_t)off * j->out_bytes, out, (size_t)m * j->out_bytes);
+    }
+}
+
 /* Weights [lo, lo + cnt) of the job; lo and cnt are multiples of the block size. */
 static void deq_piece(const deq_job *j, int64_t lo, int64_t cnt)
 {
     const uint8_t *src = j->src + (size_t)(lo / j->block_size) * j->block_bytes;
     uint8_t *dst = j->dst + (size_t)lo * j->out_bytes;
+    if (j->unaligned && !j->copy) {
+        deq_piece_unaligned(j, src, dst, cnt);
+        return;
+    }
     if (j->copy) {
         memcpy(dst, src, (size_t)(cnt / j->block_size) * j->block_bytes);
         return;
@@ -219,6 +248,7 @@ int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, v
     j.block_bytes = t->block_bytes;
     j.out_bytes = out_elem_bytes(out_type);
     j.copy = type == out_type;
+    j.unaligned = (uintptr_t)dst % j.out_bytes != 0;
     deq_run(&j, nthreads);
     return GGUFQ_OK;
 }
