@@ -18,7 +18,8 @@
 #                   the program, header, static and shared library, ggufq.pc, the CMake package,
 #                   LICENSE and THIRD-PARTY.md (share/doc/ggufq); the list goes to build/install_manifest.txt
 #   make uninstall  remove every file build/install_manifest.txt lists (what the last make install put
-#                   there), then the package's own directories if empty
+#                   there; give the same DESTDIR= if install had one), then the package's own
+#                   directories if empty
 #   make clean      remove build/
 
 BUILD    ?= build
@@ -157,15 +158,16 @@ bench-requant: deps
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Only the files install recorded (absolute paths, DESTDIR included); no build needed.
+# Only the files install recorded (absolute paths under the prefix, without
+# DESTDIR, which is prepended here as install did); no build needed.
 uninstall:
 	@if [ ! -f "$(MANIFEST)" ]; then echo "nothing to uninstall: no $(MANIFEST) (run make install first)"; exit 1; fi
 	@while IFS= read -r f || [ -n "$$f" ]; do \
-	  [ -n "$$f" ] || continue; \
+	  [ -n "$$f" ] || continue; f="$(DESTDIR)$$f"; \
 	  if [ -e "$$f" ] || [ -L "$$f" ]; then echo "-- Removing: $$f"; rm -f -- "$$f" || exit 1; fi; \
 	done < "$(MANIFEST)"
-	@sed -n 's|/ggufqConfig\.cmake$$||p; s|/LICENSE$$||p' "$(MANIFEST)" | while IFS= read -r d; do \
-	  rmdir -- "$$d" 2>/dev/null || true; done
+	@sed -n 's|/ggufqConfig\.cmake$$||p; s|/LICENSE$$||p; s|/pkgconfig/ggufq\.pc$$|/pkgconfig|p' "$(MANIFEST)" | \
+	  while IFS= read -r d || [ -n "$$d" ]; do rmdir -- "$(DESTDIR)$$d" 2>/dev/null || true; done
 
 clean:
 	rm -rf $(BUILD) build-neon build-asan build-tsan build-fuzz build-debug build-clang

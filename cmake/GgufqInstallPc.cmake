@@ -17,5 +17,6 @@ if(NOT (CMAKE_INSTALL_COMPONENT STREQUAL "Unspecified" OR NOT CMAKE_INSTALL_COMP
 endif()
 message(STATUS "Installing: ${pc_file}")
 configure_file("${GGUFQ_PC_TEMPLATE}" "${pc_file}" @ONLY)
-# Listed in install_manifest.txt like every installed file (make uninstall reads it).
-list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${pc_file}")
+# Listed in install_manifest.txt like every installed file (make uninstall reads
+# it), and the same way: without DESTDIR.
+list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${pc_dir}/ggufq.pc")

@@ -121,6 +121,9 @@ if command -v make >/dev/null 2>&1; then
         { cat "$tmp/uninstall.log"; fail "make uninstall failed"; }
     left=$(find "$prefix" -type f -o -type l | head -5)
     [ -z "$left" ] && echo "ok: make uninstall removed every installed file" || fail "left after make uninstall: $left"
+    for d in "$libdir/cmake/ggufq" share/doc/ggufq; do
+        [ -d "$prefix/$d" ] && fail "make uninstall left the directory $d" || echo "ok: make uninstall removed $d/"
+    done
 else
     echo "make not found: make uninstall not checked"
 fi
