@@ -51,6 +51,15 @@ else
     echo "ok: no compile or link options in the exported targets"
 fi
 
+# OpenMP is gone (the library has its own pthread pool): nothing may pull its runtime in.
+if command -v readelf >/dev/null 2>&1; then
+    if readelf -d "$prefix/$libdir/libggufq.so" | grep -q 'NEEDED.*\(gomp\|libomp\|iomp\)'; then
+        fail "libggufq.so needs an OpenMP runtime: $(readelf -d "$prefix/$libdir/libggufq.so" | grep NEEDED)"
+    else
+        echo "ok: libggufq.so needs no OpenMP runtime"
+    fi
+fi
+
 # run NAME PROGRAM: runs it, compares its output with $expected.
 run() {
     out=$("$2" 2>&1)
