@@ -14,11 +14,17 @@
 #   make test-tsan  build with ThreadSanitizer and run the threaded tests
 #   make fuzz SECONDS=N  build the libFuzzer targets (clang) into build-fuzz/, run each for N seconds
 #                   (FUZZ_FLAGS=-fno-sanitize=... to look past a known bug)
-#   make install    cmake --install build (PREFIX=/usr/local)
+#   make install    cmake --install build --prefix PREFIX (default /usr/local; DESTDIR= is honoured):
+#                   the program, header, static and shared library, ggufq.pc, the CMake package,
+#                   LICENSE and THIRD-PARTY.md (share/doc/ggufq); the list goes to build/install_manifest.txt
+#   make uninstall  remove every file build/install_manifest.txt lists (what the last make install put
+#                   there; give the same DESTDIR= if install had one), then the package's own
+#                   directories if empty
 #   make clean      remove build/
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
+MANIFEST ?= $(BUILD)/install_manifest.txt
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 SAMPLE   := tests/data/llama-2-tiny-random.gguf
@@ -27,7 +33,7 @@ SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
 FUZZ_FLAGS ?=
 
-.PHONY: all build deps configure run test bench bench-requant install clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
+.PHONY: all build deps configure run test bench bench-requant install uninstall clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
 	test-debug test-clang test-matrix
 
 all: build
@@ -151,6 +157,17 @@ bench-requant: deps
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# Only the files install recorded (absolute paths under the prefix, without
+# DESTDIR, which is prepended here as install did); no build needed.
+uninstall:
+	@if [ ! -f "$(MANIFEST)" ]; then echo "nothing to uninstall: no $(MANIFEST) (run make install first)"; exit 1; fi
+	@while IFS= read -r f || [ -n "$$f" ]; do \
+	  [ -n "$$f" ] || continue; f="$(DESTDIR)$$f"; \
+	  if [ -e "$$f" ] || [ -L "$$f" ]; then echo "-- Removing: $$f"; rm -f -- "$$f" || exit 1; fi; \
+	done < "$(MANIFEST)"
+	@sed -n 's|/ggufqConfig\.cmake$$||p; s|/LICENSE$$||p; s|/pkgconfig/ggufq\.pc$$|/pkgconfig|p' "$(MANIFEST)" | \
+	  while IFS= read -r d || [ -n "$$d" ]; do rmdir -- "$(DESTDIR)$$d" 2>/dev/null || true; done
 
 clean:
 	rm -rf $(BUILD) build-neon build-asan build-tsan build-fuzz build-debug build-clang
