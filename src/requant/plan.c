@@ -68,6 +68,7 @@ typedef struct policy {
     int         ftype;
     ggufq_type  default_type;
     bool        pure;
+    bool        only_copy;        /* target COPY: every tensor kept */
     bool        has_imatrix;
     bool        quantize_output;
     int         output_type;      /* -1: by the recipe */
@@ -617,6 +618,7 @@ static int setup(policy *p, const gq_model_info *m, const gq_plan_input *in, int
     bool recipe = true;
     if (opts->target && gq_resolve_target(opts->target, NULL, NULL, &recipe) == GGUFQ_OK && !recipe)
         p->pure = true;
+    p->only_copy = gq_target_is_copy(opts->target);
     p->output_type = opts->output_tensor_type;
     p->token_embd_type = opts->token_embedding_type;
     if (p->output_type >= 0 && !usable_type(p->output_type))
@@ -723,7 +725,7 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
         const gq_plan_input *t = &in[k];
         ggufq_plan_entry *e = &out[k];
         fill_entry(e, t);
-        const char *keep = keep_reason(&p, t);
+        const char *keep = p.only_copy ? "copy: COPY" : keep_reason(&p, t);
         if (keep) {
             e->reason = keep;
         } else {

@@ -332,6 +332,50 @@ static void name_file_in_message(ggufq_error *err, const char *file)
     err->offset = offset;
 }
 
+/*
+ * The file type written with COPY: llama.cpp writes the input's (the model
+ * loader's ftype): general.file_type when it is there, else its guess from the
+ * most common tensor type — counted in name order, the first type to reach the
+ * highest count — marked as guessed (| 1024, LLAMA_FTYPE_GUESSED).
+ */
+static const gq_plan_input *g_name_sort_in;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(g_name_sort_in[*(const int64_t *)a].name, g_name_sort_in[*(const int64_t *)b].name);
+}
+
+static int copy_file_type(const ggufq_file *f, const gq_plan_input *in, int64_t n, uint32_t *out)
+{
+    ggufq_value v;
+    uint64_t ft;
+    if (ggufq_get(f, "general.file_type", &v) == GGUFQ_OK && v.type == GGUFQ_VT_UINT32 &&
+        ggufq_value_uint(&v, &ft) == GGUFQ_OK) {
+        *out = (uint32_t)ft;
+        return GGUFQ_OK;
+    }
+    int64_t *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    if (!order)
+        return GGUFQ_E_NOMEM;
+    for (int64_t i = 0; i < n; i++)
+        order[i] = i;
+    g_name_sort_in = in;
+    qsort(order, (size_t)n, sizeof *order, cmp_name);
+    g_name_sort_in = NULL;
+    int64_t count[GGUFQ_TYPE_COUNT] = { 0 }, best = 0;
+    ggufq_type type_max = GGUFQ_TYPE_F32;
+    for (int64_t i = 0; i < n; i++) {
+        ggufq_type t = in[order[i]].type;
+        if ((int)t >= 0 && (int)t < GGUFQ_TYPE_COUNT && ++count[t] > best) {
+            best = count[t];
+            type_max = t;
+        }
+    }
+    free(order);
+    *out = (uint32_t)gq_ftype_guess(type_max) | GQ_FTYPE_GUESSED;
+    return GGUFQ_OK;
+}
+
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err)
 {
@@ -340,7 +384,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     bool is_recipe = false;
     int rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe);
     if (rc < 0)
-        return gq_rq_fail(err, rc, "'%s' is neither a ggml type nor a llama.cpp quantization recipe",
+        return gq_rq_fail(err, rc, "'%s' is not a llama-quantize type (a name such as Q4_K_M or "
+                          "COPY, or a file type number such as 15) nor a ggml type",
                           opts->target ? opts->target : "(null)");
     tensor_ref *refs = NULL;
     int64_t n = 0;
@@ -358,6 +403,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     p->pure = opts->pure || !is_recipe;
     rc = fill_inputs(s, refs, p, in);
     free(refs);
+    if (rc == GGUFQ_OK && gq_target_is_copy(opts->target))
+        rc = copy_file_type(s->files[0], in, n, &p->file_type);
     if (rc < 0) {
         rc = gq_rq_fail(err, rc, "out of memory");
     } else {
