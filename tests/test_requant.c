@@ -471,6 +471,84 @@ static void test_target_names_like_llama_quantize(void **state)
     ggufq_close(f);
 }
 
+/* Our run with allow_requantize as given; returns the status (message in err). */
+static int run_ours_allow(const char *in, const char *target, const char *out, bool allow, ggufq_error *err)
+{
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = target;
+    o.nthreads = 2;
+    o.allow_requantize = allow;
+    return ggufq_requant(in, out, &o, NULL, NULL, err);
+}
+
+/*
+ * allow_requantize: llama.cpp refuses to convert a tensor that is already
+ * quantized without it, and is happy when no quantized tensor changes type;
+ * so are we, refusing before anything is written (a dry run too).
+ */
+static void test_allow_requantize(void **state)
+{
+    (void)state;
+    if (!peer_ready())
+        skip();
+    const char *dir = tu_tmpdir("requant-allow");
+    char q8[4200], f16[4200], out[4200], theirs[4200];
+    snprintf(q8, sizeof q8, "%s/model-q8_0.gguf", dir);
+    snprintf(f16, sizeof f16, "%s/model-f16.gguf", dir);
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    snprintf(theirs, sizeof theirs, "%s/llama.gguf", dir);
+    make_model(q8, &SMALL, GGUFQ_TYPE_Q8_0, 31, -1);
+    make_model(f16, &SMALL, GGUFQ_TYPE_F16, 32, -1);
+    {
+        ggufq_requant_options d;
+        ggufq_requant_options_init(&d);
+        assert_true(d.allow_requantize);   /* the library's default: allowed */
+    }
+    peer_qparams p = peer.defaults();
+    assert_false(p.allow_requantize);     /* llama.cpp's: refused */
+    p.nthread = 2;
+    /* a quantized input converted: llama.cpp fails; we fail first, writing nothing */
+    p.ftype = 15;
+    assert_int_not_equal(peer.quantize(q8, theirs, &p), 0);
+    remove(theirs);
+    ggufq_error err;
+    assert_int_equal(run_ours_allow(q8, "Q4_K_M", out, false, &err), GGUFQ_E_INVALID_ARG);
+    char want[4400];
+    snprintf(want, sizeof want, "%s: requantizing from type q8_0 is disabled (tensor output.weight would become "
+             "q6_K): quantizing already quantized weights again loses quality; --allow-requantize does it "
+             "anyway", q8);
+    assert_string_equal(err.message, want);
+    assert_int_equal(count_files(dir), 2);
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "Q4_K_M";
+    o.allow_requantize = false;
+    o.dry_run = true;
+    ggufq_error derr;
+    assert_int_equal(ggufq_requant(q8, out, &o, NULL, NULL, &derr), GGUFQ_E_INVALID_ARG);
+    assert_string_equal(derr.message, want);
+    ggufq_plan *plan = NULL;
+    assert_int_equal(ggufq_requant_plan(q8, &o, &plan, &derr), GGUFQ_E_INVALID_ARG);
+    assert_null(plan);
+    assert_int_equal(count_files(dir), 2);
+    /* allowed: the same bytes as llama.cpp with allow_requantize */
+    parity_exact(dir, q8, "Q4_K_M", 15, false);
+    /* nothing quantized changes type (Q8_0 of a q8_0 model), or an f16 input: both run without it */
+    const struct { const char *in, *target; int ftype; } ok[] = {
+        { q8, "Q8_0", 7 }, { q8, "COPY", 0 }, { f16, "Q4_K_M", 15 }, { f16, "q4_k", 15 },
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        p.ftype = ok[i].ftype;
+        p.only_copy = strcmp(ok[i].target, "COPY") == 0;
+        assert_int_equal(peer.quantize(ok[i].in, theirs, &p), 0);
+        assert_int_equal(run_ours_allow(ok[i].in, ok[i].target, out, false, &err), GGUFQ_OK);
+        assert_true(same_file_bytes(out, theirs));
+        remove(out);
+        remove(theirs);
+    }
+}
+
 /* Legacy .dat imatrix for the model's 2D weights: deterministic positive values. */
 static void write_legacy_imatrix(const char *path, const model_shape *m, float ***vals, char names[][64], int *n_out)
 {
@@ -1088,6 +1166,7 @@ int main(void)
         cmocka_unit_test(test_parity_f32_and_requantize),
         cmocka_unit_test(test_parity_fixture_fallbacks),
         cmocka_unit_test(test_target_names_like_llama_quantize),
+        cmocka_unit_test(test_allow_requantize),
         cmocka_unit_test(test_parity_imatrix),
         cmocka_unit_test(test_parity_kv_overrides),
         cmocka_unit_test(test_threads_do_not_change_bytes),

@@ -38,6 +38,7 @@ void ggufq_requant_options_init(ggufq_requant_options *opts)
     opts->struct_size = sizeof *opts;
     opts->output_tensor_type = -1;
     opts->token_embedding_type = -1;
+    opts->allow_requantize = true;   /* what the library always did */
 }
 
 /* ------------------------------------------------------------------------- */
@@ -333,6 +334,30 @@ static void name_file_in_message(ggufq_error *err, const char *file)
 }
 
 /*
+ * llama.cpp refuses to convert a tensor that is already quantized unless
+ * allow_requantize: it checks ggml_is_quantized of the input type for each
+ * tensor it converts (its output type differs; f16, bf16 and f32 inputs are
+ * not quantized), so kept and copied tensors never count. Checked on the
+ * whole plan, so nothing is written, and a dry run refuses the same way.
+ */
+static int check_requantize(const ggufq_plan *p, const ggufq_requant_options *opts, const char *file,
+                            ggufq_error *err)
+{
+    if (opts->allow_requantize)
+        return GGUFQ_OK;
+    for (int64_t i = 0; i < p->n; i++) {
+        const ggufq_plan_entry *e = &p->entries[i];
+        if (e->out_type != e->in_type && ggufq_type_is_quantized(e->in_type))
+            return gq_fail(err, GGUFQ_E_INVALID_ARG, file, GGUFQ_NO_OFFSET,
+                           "requantizing from type %s is disabled (tensor %s would become %s): "
+                           "quantizing already quantized weights again loses quality; "
+                           "--allow-requantize does it anyway", ggufq_type_name(e->in_type), e->name,
+                           ggufq_type_name(e->out_type));
+    }
+    return GGUFQ_OK;
+}
+
+/*
  * The file type written with COPY: llama.cpp writes the input's (the model
  * loader's ftype): general.file_type when it is there, else its guess from the
  * most common tensor type — counted in name order, the first type to reach the
@@ -416,6 +441,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
         /* about a tensor of the input (the others are about options) */
         if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SIZE || rc == GGUFQ_E_FORMAT)
             name_file_in_message(err, ggufq_file_name(s->files[0]));
+        if (rc == GGUFQ_OK)
+            rc = check_requantize(p, opts, ggufq_file_name(s->files[0]), err);
         if (rc == GGUFQ_OK)
             rc = size_outputs(p, s, err);
     }

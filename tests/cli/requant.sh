@@ -79,6 +79,27 @@ expect 0 "requant COPY" && {
 }
 run requant --dry-run "$FIXTURE" 0
 expect 0 "ftype 0" && out_has "(9 converted" "ftype 0 is F32 (converts), not COPY"
+# ---- already quantized tensors: --allow-requantize, as llama-quantize ---------
+run requant "$FIXTURE" q8_0 "$TMP/q8.gguf" --pure -q
+expect 0 "make a q8_0 model"
+mkdir "$TMP/rq"
+for dry in "" --dry-run; do
+    run requant "$TMP/q8.gguf" q4_0 "$TMP/rq/x.gguf" --pure $dry
+    expect 1 "requant of a quantized tensor without --allow-requantize ${dry:-(real run)}" && {
+        err_has "requantizing from type q8_0 is disabled (tensor blk.0.ffn_down.weight would become q4_0)" \
+            "requantize refusal"
+        err_has "loses quality; --allow-requantize does it anyway" "requantize refusal names the flag"
+        [ -s "$TMP/out" ] && fail "refused requant printed to stdout"
+    }
+    [ "$(nfiles "$TMP/rq")" -eq 0 ] || fail "refused requant left a file"
+done
+run requant "$TMP/q8.gguf" q4_0 "$TMP/rq/x.gguf" --pure --allow-requantize -q
+expect 0 "requant --allow-requantize"
+run requant "$TMP/q8.gguf" Q8_0 "$TMP/rq/y.gguf" -q
+expect 0 "requant that converts no quantized tensor needs no --allow-requantize"
+run requant "$TMP/q8.gguf" COPY "$TMP/rq/z.gguf" -q
+expect 0 "COPY of a quantized model needs no --allow-requantize"
+
 for t in 99 4 q8_K "Q4_K " x15; do
     run requant "$FIXTURE" "$t" "$TMP/empty/x.gguf"
     expect 1 "unknown TYPE '$t'" && err_has "is not a llama-quantize type" "unknown TYPE message"
