@@ -633,13 +633,13 @@ static void test_needs_imatrix(void **state)
         assert_non_null(strstr(p.err.message, "blk.0."));
         assert_non_null(strstr(p.err.message, "importance matrix"));
         planned_free(&p);
-        /* with an imatrix (or as a dry run) the plan goes through */
+        /* with an imatrix the plan goes through; a dry run refuses as the run does */
         plan_file(in, &opts, ftype, dt, true, &p);
         assert_int_equal(p.status, GGUFQ_OK);
         planned_free(&p);
         opts.dry_run = true;
         plan_file(in, &opts, ftype, dt, false, &p);
-        assert_int_equal(p.status, GGUFQ_OK);
+        assert_int_equal(p.status, GGUFQ_E_NEEDS_IMATRIX);
         planned_free(&p);
         if (peer_load()) {
             peer_qparams qp = p_default_params();

@@ -507,7 +507,7 @@ static int choose_type(policy *p, const gq_plan_input *t, ggufq_type *out, const
 }
 
 /* tensor_requires_imatrix */
-static bool needs_imatrix(const char *name, ggufq_type ty, int ftype)
+bool gq_tensor_requires_imatrix(const char *name, ggufq_type ty, int ftype)
 {
     if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "per_layer_token_embd.weight") == 0 ||
         strcmp(name, "output.weight") == 0)
@@ -732,8 +732,8 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
             st = choose_type(&p, t, &e->out_type, &e->reason);
             if (st != GGUFQ_OK)
                 break;
-            bool needs = needs_imatrix(t->name, e->out_type, ftype);
-            if (needs && !has_imatrix && !opts->dry_run) {
+            bool needs = gq_tensor_requires_imatrix(t->name, e->out_type, ftype);
+            if (needs && !has_imatrix) {   /* a dry run too: it refuses what the run refuses */
                 st = fail(err, GGUFQ_E_NEEDS_IMATRIX,
                           "this quantization needs an importance matrix (--imatrix): tensor %s would "
                           "be %s, which is only usable with one", t->name, ggufq_type_name(e->out_type));

@@ -93,6 +93,8 @@ typedef struct gq_plan_input {
  * quantize to: q8_1, q8_K, i8..i64, f64).
  */
 int gq_resolve_target(const char *target, int *ftype, ggufq_type *default_type, bool *is_recipe);
+/* llama.cpp's tensor_requires_imatrix: type ty for this tensor is only made with an imatrix. */
+bool gq_tensor_requires_imatrix(const char *name, ggufq_type ty, int ftype);
 /* The model loader's file type guess from its most common tensor type (llama_model_loader). */
 int gq_ftype_guess(ggufq_type type);
 /* "COPY" (any case): llama-quantize's only_copy, every tensor kept as it is. */
@@ -110,7 +112,7 @@ const char *gq_ftype_name(int ftype);
  * (some recipes change with it). The run is pure when opts->pure is set or
  * opts->target is a bare type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an error with a message:
  * GGUFQ_E_NEEDS_IMATRIX (a tensor whose type needs an imatrix when none is
- * given; not raised when opts->dry_run), GGUFQ_E_INVALID_ARG (bad override),
+ * given; a dry run too), GGUFQ_E_INVALID_ARG (bad override),
  * GGUFQ_E_BAD_SIZE (a row length no type fits, where llama.cpp fails too),
  * GGUFQ_E_FORMAT (an expert model tensor without a layer number).
  */

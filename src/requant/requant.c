@@ -308,14 +308,40 @@ static int size_outputs(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
     return GGUFQ_OK;
 }
 
-/* Which tensors would get an imatrix row of the right size. */
-static void mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im)
+/*
+ * Which tensors get an imatrix row of the right size; and the refusals the run
+ * would meet picking them (run.c's pick_imatrix: same checks, same messages),
+ * found here so that nothing is written and a dry run refuses the same way:
+ * an entry of the wrong size (not for token_embd), or no entry for a tensor
+ * whose type needs one.
+ */
+static int mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im, const char *im_name, ggufq_error *err)
 {
+    bool have = im && im->n > 0;
     for (int64_t i = 0; i < p->n; i++) {
         ggufq_plan_entry *e = &p->entries[i];
-        const gq_imatrix_entry *m = im ? gq_imatrix_find(im, e->name) : NULL;
-        e->uses_imatrix = e->out_type != e->in_type && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
+        const gq_imatrix_entry *m = have ? gq_imatrix_find(im, e->name) : NULL;
+        bool converted = e->out_type != e->in_type;
+        e->uses_imatrix = converted && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
+        if (!converted || !have || e->uses_imatrix)
+            continue;
+        bool token_embd = strcmp(e->name, "token_embd.weight") == 0 ||
+                          strcmp(e->name, "per_layer_token_embd.weight") == 0;
+        int64_t ne0 = e->dims[0], ne2 = e->dims[2];
+        bool fits = ne2 != 0 && ne0 <= INT64_MAX / ne2;
+        if (m && fits && !token_embd)
+            return gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: imatrix size %lld is different from tensor size %lld for %s",
+                              im_name, (long long)m->n, (long long)(ne0 * ne2), e->name);
+        if (m && !token_embd)
+            return gq_rq_fail(err, GGUFQ_E_FORMAT,
+                              "%s: imatrix size %lld is different from tensor size %lld x %lld for %s",
+                              im_name, (long long)m->n, (long long)ne0, (long long)ne2, e->name);
+        if (gq_tensor_requires_imatrix(e->name, e->out_type, (int)p->file_type))
+            return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
+                              "%s: missing importance matrix for tensor %s in a very low-bit quantization (%s)",
+                              im_name, e->name, ggufq_type_name(e->out_type));
     }
+    return GGUFQ_OK;
 }
 
 /* Put "<file>: " before a message about one of the file's tensors. */
@@ -472,6 +498,8 @@ static int check_options(const ggufq_requant_options *opts, ggufq_error *err)
     return GGUFQ_OK;
 }
 
+static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err);
+
 int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, ggufq_plan **out,
                        ggufq_error *err)
 {
@@ -481,6 +509,11 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, g
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
     *out = NULL;
     int rc = check_options(opts, err);
+    if (rc < 0)
+        return rc;
+    gq_kv_override *kv = NULL;
+    rc = parse_overrides(opts, &kv, err);   /* checked first, as the run does */
+    free(kv);
     if (rc < 0)
         return rc;
     gq_shards s;
@@ -493,8 +526,10 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, g
         return rc;
     }
     rc = gq_plan_make(&s, opts, im.n > 0, out, err);
-    if (rc == GGUFQ_OK)
-        mark_imatrix_use(*out, &im);
+    if (rc == GGUFQ_OK && (rc = mark_imatrix_use(*out, &im, opts->imatrix_path, err)) < 0) {
+        ggufq_plan_free(*out);
+        *out = NULL;
+    }
     gq_imatrix_free(&im);
     gq_shards_close(&s);
     return rc;
@@ -648,7 +683,8 @@ int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant
     }
     if ((rc = gq_plan_make(&s, opts, im.n > 0, &plan, err)) < 0)
         goto out;
-    mark_imatrix_use(plan, &im);
+    if ((rc = mark_imatrix_use(plan, &im, opts->imatrix_path, err)) < 0)
+        goto out;
     if (opts->dry_run)
         goto out;
     if ((rc = output_paths(&s, opts, out_path, &paths, &n_paths, err)) < 0)

@@ -100,6 +100,22 @@ expect 0 "requant that converts no quantized tensor needs no --allow-requantize"
 run requant "$TMP/q8.gguf" COPY "$TMP/rq/z.gguf" -q
 expect 0 "COPY of a quantized model needs no --allow-requantize"
 
+# ---- --dry-run refuses what the run refuses: same message, same status -------
+# (a type that needs an imatrix, an imatrix entry of the wrong size, a bad --override-kv)
+Z3=$TESTS/data/z3a.gguf   # blk.0.attn_q.weight [2^40, 0, 2] f16: empty, rows fit 256-blocks
+for args in "$Z3 IQ2_XXS" "$Z3 q8_0 --imatrix $TESTS/data/one_entry.dat" \
+            "$FIXTURE q8_0 --override-kv general.name=text:x"; do
+    set -- $args
+    in=$1; t=$2; shift 2
+    run requant "$in" "$t" "$TMP/rq/w.gguf" "$@"
+    real_rc=$rc; cp "$TMP/err" "$TMP/real.err"
+    run requant "$in" "$t" "$TMP/rq/w.gguf" "$@" --dry-run
+    [ "$rc" -eq 1 ] && [ "$real_rc" -eq 1 ] && cmp -s "$TMP/err" "$TMP/real.err" &&
+        echo "ok: --dry-run refuses as the run does: $t $*" ||
+        fail "--dry-run vs run ($t $*): exit $rc vs $real_rc: $(cat "$TMP/err") / $(cat "$TMP/real.err")"
+    [ -e "$TMP/rq/w.gguf" ] && fail "refused run wrote $TMP/rq/w.gguf"
+done
+
 for t in 99 4 q8_K "Q4_K " x15; do
     run requant "$FIXTURE" "$t" "$TMP/empty/x.gguf"
     expect 1 "unknown TYPE '$t'" && err_has "is not a llama-quantize type" "unknown TYPE message"
