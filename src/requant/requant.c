@@ -389,11 +389,11 @@ static int check_requantize(const ggufq_plan *p, const ggufq_requant_options *op
  * most common tensor type — counted in name order, the first type to reach the
  * highest count — marked as guessed (| 1024, LLAMA_FTYPE_GUESSED).
  */
-static const gq_plan_input *g_name_sort_in;
+typedef struct named_type { const char *name; ggufq_type type; } named_type;
 
 static int cmp_name(const void *a, const void *b)
 {
-    return strcmp(g_name_sort_in[*(const int64_t *)a].name, g_name_sort_in[*(const int64_t *)b].name);
+    return strcmp(((const named_type *)a)->name, ((const named_type *)b)->name);
 }
 
 static int copy_file_type(const ggufq_file *f, const gq_plan_input *in, int64_t n, uint32_t *out)
@@ -405,24 +405,22 @@ static int copy_file_type(const ggufq_file *f, const gq_plan_input *in, int64_t 
         *out = (uint32_t)ft;
         return GGUFQ_OK;
     }
-    int64_t *order = malloc((size_t)(n ? n : 1) * sizeof *order);
-    if (!order)
+    named_type *sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted);
+    if (!sorted)
         return GGUFQ_E_NOMEM;
     for (int64_t i = 0; i < n; i++)
-        order[i] = i;
-    g_name_sort_in = in;
-    qsort(order, (size_t)n, sizeof *order, cmp_name);
-    g_name_sort_in = NULL;
+        sorted[i] = (named_type){ in[i].name, in[i].type };
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_name);   /* names are unique */
     int64_t count[GGUFQ_TYPE_COUNT] = { 0 }, best = 0;
     ggufq_type type_max = GGUFQ_TYPE_F32;
     for (int64_t i = 0; i < n; i++) {
-        ggufq_type t = in[order[i]].type;
+        ggufq_type t = sorted[i].type;
         if ((int)t >= 0 && (int)t < GGUFQ_TYPE_COUNT && ++count[t] > best) {
             best = count[t];
             type_max = t;
         }
     }
-    free(order);
+    free(sorted);
     *out = (uint32_t)gq_ftype_guess(type_max) | GQ_FTYPE_GUESSED;
     return GGUFQ_OK;
 }
