@@ -473,6 +473,11 @@ typedef struct ggufq_requant_options {
     bool         pure;                 /* no per-tensor recipe rules (implied by a bare type) */
     bool         keep_split;           /* write the same shards as the input */
     bool         dry_run;              /* plan only, write nothing */
+    bool         allow_requantize;     /* convert tensors that are already quantized (decoded, then
+                                          quantized again: quality is lost). true after
+                                          ggufq_requant_options_init; false refuses such a run
+                                          (GGUFQ_E_INVALID_ARG), as llama.cpp's default and
+                                          `ggufq requant` without --allow-requantize do */
 } ggufq_requant_options;
 
 GGUFQ_API void ggufq_requant_options_init(ggufq_requant_options *opts);

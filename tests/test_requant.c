@@ -134,6 +134,8 @@ static int model_tensors(const model_shape *m, tensor_spec *ts)
     return n;
 }
 
+#define NO_FILE_TYPE UINT32_MAX   /* put_llama_keys: leave general.file_type out */
+
 static void put_llama_keys(ggufq_writer *w, const model_shape *m, uint32_t file_type)
 {
     ggufq_writer_set_string(w, "general.architecture", "llama", 5);
@@ -146,7 +148,8 @@ static void put_llama_keys(ggufq_writer *w, const model_shape *m, uint32_t file_
     ggufq_writer_set_uint(w, "llama.attention.head_count", GGUFQ_VT_UINT32, (uint64_t)m->n_head);
     ggufq_writer_set_uint(w, "llama.attention.head_count_kv", GGUFQ_VT_UINT32, (uint64_t)m->n_head_kv);
     ggufq_writer_set_float(w, "llama.attention.layer_norm_rms_epsilon", GGUFQ_VT_FLOAT32, 1e-5);
-    ggufq_writer_set_uint(w, "general.file_type", GGUFQ_VT_UINT32, file_type);
+    if (file_type != NO_FILE_TYPE)
+        ggufq_writer_set_uint(w, "general.file_type", GGUFQ_VT_UINT32, file_type);
     ggufq_writer_set_uint(w, "llama.vocab_size", GGUFQ_VT_UINT32, (uint64_t)m->n_vocab);
     int32_t arr[3] = { 1, 2, 3 };
     ggufq_writer_set_array(w, "ggufq.test.array", GGUFQ_VT_INT32, arr, 3);
@@ -172,11 +175,12 @@ static void write_weights(ggufq_writer *w, const tensor_spec *t, ggufq_type type
     free(x);
 }
 
-static void make_model(const char *path, const model_shape *m, ggufq_type type, uint64_t seed, int64_t nan_at)
+static void make_model_ft(const char *path, const model_shape *m, ggufq_type type, uint64_t seed, int64_t nan_at,
+                          uint32_t file_type)
 {
     ggufq_writer *w = NULL;
     assert_int_equal(ggufq_writer_create(path, NULL, &w, NULL), GGUFQ_OK);
-    put_llama_keys(w, m, type == GGUFQ_TYPE_F16 ? 1 : 0);
+    put_llama_keys(w, m, file_type);
     tensor_spec ts[128];
     int n = model_tensors(m, ts);
     for (int i = 0; i < n; i++)
@@ -185,6 +189,11 @@ static void make_model(const char *path, const model_shape *m, ggufq_type type, 
     for (int i = 0; i < n; i++)
         write_weights(w, &ts[i], ts[i].ne1 > 0 ? type : GGUFQ_TYPE_F32, &rng, nan_at);
     assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
+}
+
+static void make_model(const char *path, const model_shape *m, ggufq_type type, uint64_t seed, int64_t nan_at)
+{
+    make_model_ft(path, m, type, seed, nan_at, type == GGUFQ_TYPE_F16 ? 1 : 0);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -375,6 +384,169 @@ static void test_parity_fixture_fallbacks(void **state)
     static const char *const types[] = { "q4_K", "q6_K", "q2_K", "iq4_xs", "q5_K", "q4_0", "q8_0" };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         parity(dir, in, types[i], &pure);
+}
+
+/*
+ * Ours with `target`, llama.cpp with the params llama-quantize derives from it
+ * (given here, not resolved by ggufq: ftype, only_copy, no --pure); the two
+ * files must be identical byte for byte.
+ */
+static void parity_exact(const char *dir, const char *in, const char *target, int ftype, bool only_copy)
+{
+    char ours[4200], theirs[4200];
+    snprintf(ours, sizeof ours, "%s/ours-%s.gguf", dir, target);
+    snprintf(theirs, sizeof theirs, "%s/llama-%s.gguf", dir, target);
+    run_opts ro = { 0 };
+    run_ours(in, target, ours, &ro);
+    peer_qparams p = peer.defaults();
+    p.nthread = 2;
+    p.ftype = ftype;
+    p.allow_requantize = true;
+    p.only_copy = only_copy;
+    assert_int_equal(peer.quantize(in, theirs, &p), 0);
+    char what[256];
+    snprintf(what, sizeof what, "%s -> %s", in, target);
+    assert_same_tensors(ours, theirs, what);
+    if (!same_file_bytes(ours, theirs)) {
+        fprintf(stderr, "%s: the files differ\n", what);
+        fail();
+    }
+    printf("ok: %-8s whole file identical\n", target);
+    remove(ours);
+    remove(theirs);
+}
+
+/*
+ * TYPE as llama-quantize reads it: its names in any case (aliases Q3_K/Q4_K/Q5_K
+ * are the _M recipes, not bare types), integer ftype ids (0 is F32, listed
+ * before COPY), and COPY (only_copy: every tensor kept, the input's file type,
+ * or the loader's guess marked 1024 when the input has none).
+ */
+static void test_target_names_like_llama_quantize(void **state)
+{
+    (void)state;
+    if (!peer_ready())
+        skip();
+    const char *dir = tu_tmpdir("requant-names");
+    static const struct { const char *name; int ftype; bool copy; } T[] = {
+        { "Q4_K", 15, false }, { "q4_k_m", 15, false }, { "Q3_K", 12, false }, { "Q5_K", 17, false },
+        { "q5_k", 17, false }, { "15", 15, false },     { "7", 7, false },      { "12", 12, false },
+        { "0", 0, false },     { "COPY", 0, true },     { "copy", 0, true },
+    };
+    char in[4200], f32[4200], noft[4200], q8[4200];
+    snprintf(in, sizeof in, "%s/model-f16.gguf", dir);
+    make_model(in, &SMALL, GGUFQ_TYPE_F16, 21, -1);
+    const char *fixture = tu_path("data/llama-2-tiny-random.gguf");
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        parity_exact(dir, in, T[i].name, T[i].ftype, T[i].copy);
+        parity_exact(dir, fixture, T[i].name, T[i].ftype, T[i].copy);
+    }
+    /* Q4_K is the Q4_K_M recipe: the same file */
+    char a[4200], b[4200];
+    run_opts ro = { 0 };
+    snprintf(a, sizeof a, "%s/alias.gguf", dir);
+    snprintf(b, sizeof b, "%s/named.gguf", dir);
+    run_ours(in, "Q4_K", a, &ro);
+    run_ours(in, "Q4_K_M", b, &ro);
+    assert_true(same_file_bytes(a, b));
+    /* COPY without general.file_type: the loader's guess | 1024 */
+    snprintf(noft, sizeof noft, "%s/model-noft.gguf", dir);
+    make_model_ft(noft, &SMALL, GGUFQ_TYPE_F16, 22, -1, NO_FILE_TYPE);
+    parity_exact(dir, noft, "COPY", 0, true);
+    snprintf(f32, sizeof f32, "%s/model-f32-noft.gguf", dir);
+    make_model_ft(f32, &SMALL, GGUFQ_TYPE_F32, 23, -1, NO_FILE_TYPE);
+    parity_exact(dir, f32, "COPY", 0, true);
+    /* an input already quantized: COPY keeps it as it is */
+    snprintf(q8, sizeof q8, "%s/q8-noft.gguf", dir);
+    make_model_ft(q8, &SMALL, GGUFQ_TYPE_Q8_0, 24, -1, NO_FILE_TYPE);
+    parity_exact(dir, q8, "COPY", 0, true);
+    ggufq_file *f = NULL;
+    run_ours(q8, "COPY", a, &ro);
+    assert_int_equal(ggufq_open(a, NULL, &f, NULL), GGUFQ_OK);
+    ggufq_value v;
+    uint64_t ft = 0;
+    assert_int_equal(ggufq_get(f, "general.file_type", &v), GGUFQ_OK);
+    assert_int_equal(ggufq_value_uint(&v, &ft), GGUFQ_OK);
+    assert_int_equal(ft, 1024 + 7);   /* LLAMA_FTYPE_GUESSED | MOSTLY_Q8_0 */
+    ggufq_close(f);
+}
+
+/* Our run with allow_requantize as given; returns the status (message in err). */
+static int run_ours_allow(const char *in, const char *target, const char *out, bool allow, ggufq_error *err)
+{
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = target;
+    o.nthreads = 2;
+    o.allow_requantize = allow;
+    return ggufq_requant(in, out, &o, NULL, NULL, err);
+}
+
+/*
+ * allow_requantize: llama.cpp refuses to convert a tensor that is already
+ * quantized without it, and is happy when no quantized tensor changes type;
+ * so are we, refusing before anything is written (a dry run too).
+ */
+static void test_allow_requantize(void **state)
+{
+    (void)state;
+    if (!peer_ready())
+        skip();
+    const char *dir = tu_tmpdir("requant-allow");
+    char q8[4200], f16[4200], out[4200], theirs[4200];
+    snprintf(q8, sizeof q8, "%s/model-q8_0.gguf", dir);
+    snprintf(f16, sizeof f16, "%s/model-f16.gguf", dir);
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    snprintf(theirs, sizeof theirs, "%s/llama.gguf", dir);
+    make_model(q8, &SMALL, GGUFQ_TYPE_Q8_0, 31, -1);
+    make_model(f16, &SMALL, GGUFQ_TYPE_F16, 32, -1);
+    {
+        ggufq_requant_options d;
+        ggufq_requant_options_init(&d);
+        assert_true(d.allow_requantize);   /* the library's default: allowed */
+    }
+    peer_qparams p = peer.defaults();
+    assert_false(p.allow_requantize);     /* llama.cpp's: refused */
+    p.nthread = 2;
+    /* a quantized input converted: llama.cpp fails; we fail first, writing nothing */
+    p.ftype = 15;
+    assert_int_not_equal(peer.quantize(q8, theirs, &p), 0);
+    remove(theirs);
+    ggufq_error err;
+    assert_int_equal(run_ours_allow(q8, "Q4_K_M", out, false, &err), GGUFQ_E_INVALID_ARG);
+    char want[4400];
+    snprintf(want, sizeof want, "%s: requantizing from type q8_0 is disabled (tensor output.weight would become "
+             "q6_K): quantizing already quantized weights again loses quality; --allow-requantize does it "
+             "anyway", q8);
+    assert_string_equal(err.message, want);
+    assert_int_equal(count_files(dir), 2);
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "Q4_K_M";
+    o.allow_requantize = false;
+    o.dry_run = true;
+    ggufq_error derr;
+    assert_int_equal(ggufq_requant(q8, out, &o, NULL, NULL, &derr), GGUFQ_E_INVALID_ARG);
+    assert_string_equal(derr.message, want);
+    ggufq_plan *plan = NULL;
+    assert_int_equal(ggufq_requant_plan(q8, &o, &plan, &derr), GGUFQ_E_INVALID_ARG);
+    assert_null(plan);
+    assert_int_equal(count_files(dir), 2);
+    /* allowed: the same bytes as llama.cpp with allow_requantize */
+    parity_exact(dir, q8, "Q4_K_M", 15, false);
+    /* nothing quantized changes type (Q8_0 of a q8_0 model), or an f16 input: both run without it */
+    const struct { const char *in, *target; int ftype; } ok[] = {
+        { q8, "Q8_0", 7 }, { q8, "COPY", 0 }, { f16, "Q4_K_M", 15 }, { f16, "q4_k", 15 },
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        p.ftype = ok[i].ftype;
+        p.only_copy = strcmp(ok[i].target, "COPY") == 0;
+        assert_int_equal(peer.quantize(ok[i].in, theirs, &p), 0);
+        assert_int_equal(run_ours_allow(ok[i].in, ok[i].target, out, false, &err), GGUFQ_OK);
+        assert_true(same_file_bytes(out, theirs));
+        remove(out);
+        remove(theirs);
+    }
 }
 
 /* Legacy .dat imatrix for the model's 2D weights: deterministic positive values. */
@@ -640,7 +812,8 @@ static void test_split_input_and_keep_split(void **state)
     /* reading the kept shards back gives the same tensors (in input order) */
     snprintf(ks, sizeof ks, "%s/rejoined.gguf", dir);
     o.keep_split = false;
-    o.target = "q4_K";   /* a no-op on q4_K tensors: copies; others keep what they are */
+    o.target = "q4_K";   /* pure: a no-op on q4_K tensors: copies; others keep what they are */
+    o.pure = true;
     assert_int_equal(ggufq_requant(k1, ks, &o, NULL, NULL, NULL), GGUFQ_OK);
 }
 
@@ -895,14 +1068,16 @@ static void test_plan_and_dry_run(void **state)
     ggufq_requant_options o;
     ggufq_requant_options_init(&o);
     o.target = "q4_K";
+    o.pure = true;
     ggufq_plan *plan = NULL;
     assert_int_equal(ggufq_requant_plan(tu_path("data/llama-2-tiny-random.gguf"), &o, &plan, NULL), GGUFQ_OK);
     assert_int_equal(ggufq_plan_count(plan), 12);
     assert_int_equal(ggufq_plan_file_type(plan), 15);
-    assert_true(ggufq_plan_pure(plan));   /* a bare type */
+    assert_true(ggufq_plan_pure(plan));
     assert_false(ggufq_plan_pure(NULL));
-    /* recipes (any case, also the ones named like a type) are not pure unless asked */
-    static const char *const recipes[] = { "Q4_K_M", "IQ4_XS", "iq4_xs", "Q8_0" };
+    /* llama-quantize's names (any case, aliases and ftype ids too) are not pure unless asked;
+     * a ggml type name outside its list (mxfp4) is a bare type: pure */
+    static const char *const recipes[] = { "Q4_K_M", "IQ4_XS", "iq4_xs", "Q8_0", "q4_K", "Q3_K", "q5_k", "15" };
     for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++) {
         ggufq_plan *r = NULL;
         o.target = recipes[i];
@@ -915,8 +1090,14 @@ static void test_plan_and_dry_run(void **state)
         assert_true(ggufq_plan_pure(r));
         ggufq_plan_free(r);
     }
-    o.target = "q4_K";
+    ggufq_plan *bare = NULL;
+    o.target = "mxfp4";
     o.pure = false;
+    assert_int_equal(ggufq_requant_plan(tu_path("data/llama-2-tiny-random.gguf"), &o, &bare, NULL), GGUFQ_OK);
+    assert_true(ggufq_plan_pure(bare));
+    ggufq_plan_free(bare);
+    o.target = "q4_K";
+    o.pure = true;
     /* llama.cpp's order: tensors without a layer first (by name), then blk.0.* by name */
     assert_string_equal(ggufq_plan_at(plan, 0)->name, "output.weight");
     assert_string_equal(ggufq_plan_at(plan, 3)->name, "blk.0.attn_k.weight");
@@ -984,6 +1165,8 @@ int main(void)
         cmocka_unit_test(test_parity_recipes_f16),
         cmocka_unit_test(test_parity_f32_and_requantize),
         cmocka_unit_test(test_parity_fixture_fallbacks),
+        cmocka_unit_test(test_target_names_like_llama_quantize),
+        cmocka_unit_test(test_allow_requantize),
         cmocka_unit_test(test_parity_imatrix),
         cmocka_unit_test(test_parity_kv_overrides),
         cmocka_unit_test(test_threads_do_not_change_bytes),

@@ -18,7 +18,7 @@ typedef struct spec {
     uint32_t    n_dims;
     int64_t     dims[4];
     ggufq_type  in_type;
-    ggufq_type  want;      /* expected output type for target q4_K */
+    ggufq_type  want;      /* expected output type for target q4_K --pure */
 } spec;
 
 static int64_t count_of(const spec *s)
@@ -75,6 +75,7 @@ static void check_requant(const char *arch, const spec *t, int n, const char *ta
     ggufq_requant_options o;
     ggufq_requant_options_init(&o);
     o.target = "q4_K";
+    o.pure = true;   /* q4_K everywhere (the name alone is llama-quantize's Q4_K_M) */
     o.nthreads = 2;
     ggufq_error err;
     int rc = ggufq_requant(in, out, &o, NULL, NULL, &err);

@@ -399,7 +399,16 @@ static void test_empty_tensor_huge_dims(void **state)
     snprintf(want, sizeof want, "%s: imatrix size 256 is different from tensor size 2199023255552 for "
              "blk.0.attn_q.weight", im);
     assert_string_equal(err.message, want);
+    /* the plan (a dry run) refuses the same way, with the same message */
     ggufq_plan *plan = NULL;
+    assert_int_equal(ggufq_requant_plan(z3, &o, &plan, &err), GGUFQ_E_FORMAT);
+    assert_string_equal(err.message, want);
+    assert_null(plan);
+    o.dry_run = true;
+    assert_int_equal(ggufq_requant(z3, out, &o, NULL, NULL, &err), GGUFQ_E_FORMAT);
+    assert_string_equal(err.message, want);
+    /* without the imatrix the plan sizes it: nothing to write */
+    o.imatrix_path = NULL;
     assert_int_equal(ggufq_requant_plan(za, &o, &plan, &err), GGUFQ_OK);
     for (int64_t i = 0; i < ggufq_plan_count(plan); i++) {
         const ggufq_plan_entry *e = ggufq_plan_at(plan, i);

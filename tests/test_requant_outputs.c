@@ -114,6 +114,7 @@ static int requant(const char *in, const char *out, const char *imatrix, bool ke
     ggufq_requant_options o;
     ggufq_requant_options_init(&o);
     o.target = "q4_K";
+    o.pure = true;
     o.nthreads = 1;
     o.imatrix_path = imatrix;
     o.keep_split = keep_split;

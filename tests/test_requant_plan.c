@@ -464,6 +464,7 @@ static const char *const RECIPES[] = {
     "Q6_K", "Q8_0", "Q4_0", "Q5_1", "IQ4_XS", "IQ4_NL", "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M",
     "IQ2_M", "TQ1_0", "TQ2_0", "MXFP4_MOE", "F16", "BF16",
 };
+/* type names: llama-quantize's recipes (q4_K is Q4_K_M), run as named and with --pure; mxfp4 is a bare type */
 static const char *const BARE[] = { "q4_K", "Q3_K", "q5_K", "q6_K", "iq4_xs", "q2_K", "tq2_0", "mxfp4" };
 
 static void run_model(const model_spec *m, const char *const *targets, size_t nt, bool pure_too)
@@ -490,7 +491,7 @@ static void test_dense_mha_f16(void **state)
     g_mismatches = 0;
     model_spec m = { "dense-mha", 8, 256, 512, 4, 4, 0, 64, false, GGUFQ_TYPE_F16, false, 32 };
     run_model(&m, RECIPES, sizeof RECIPES / sizeof RECIPES[0], false);
-    run_model(&m, BARE, sizeof BARE / sizeof BARE[0], false);
+    run_model(&m, BARE, sizeof BARE / sizeof BARE[0], true);
     assert_int_equal(g_mismatches, 0);
 }
 
@@ -545,7 +546,7 @@ static void test_overrides(void **state)
         { "Q4_K_M", false, GGUFQ_TYPE_Q8_0, GGUFQ_TYPE_Q4_0, false, { NULL }, false },
         { "Q4_K_M", false, -1, -1, true, { NULL }, false },
         { "Q4_K_M", false, -1, -1, false, { "attn_v=q8_0", "blk\\.[0-1]\\.FFN_down=q5_K", NULL }, false },
-        { "q4_K", false, -1, GGUFQ_TYPE_Q6_K, false, { "attn_(q|k)=iq4_nl", NULL }, false },
+        { "q4_K", true, -1, GGUFQ_TYPE_Q6_K, false, { "attn_(q|k)=iq4_nl", NULL }, false },
         { "F16", false, GGUFQ_TYPE_Q8_0, -1, false, { "attn_v=q8_0", NULL }, false },
         { "Q3_K_M", true, -1, -1, true, { NULL }, false },
     };
@@ -632,13 +633,13 @@ static void test_needs_imatrix(void **state)
         assert_non_null(strstr(p.err.message, "blk.0."));
         assert_non_null(strstr(p.err.message, "importance matrix"));
         planned_free(&p);
-        /* with an imatrix (or as a dry run) the plan goes through */
+        /* with an imatrix the plan goes through; a dry run refuses as the run does */
         plan_file(in, &opts, ftype, dt, true, &p);
         assert_int_equal(p.status, GGUFQ_OK);
         planned_free(&p);
         opts.dry_run = true;
         plan_file(in, &opts, ftype, dt, false, &p);
-        assert_int_equal(p.status, GGUFQ_OK);
+        assert_int_equal(p.status, GGUFQ_E_NEEDS_IMATRIX);
         planned_free(&p);
         if (peer_load()) {
             peer_qparams qp = p_default_params();
@@ -670,10 +671,16 @@ static void test_target_names(void **state)
         { "bf16", 32, GGUFQ_TYPE_BF16, true },    { "Q8_0", 7, GGUFQ_TYPE_Q8_0, true },
         { "Q4_0", 2, GGUFQ_TYPE_Q4_0, true },     { "Q1_0", 40, GGUFQ_TYPE_Q1_0, true },
         { "Q2_0", 41, GGUFQ_TYPE_Q2_0, true },    { "F32", 0, GGUFQ_TYPE_F32, true },
-        /* bare types: pure, with the ftype of the recipe whose default type they are */
-        { "Q4_K", 15, GGUFQ_TYPE_Q4_K, false },   { "q3_K", 12, GGUFQ_TYPE_Q3_K, false },
-        { "Q5_K", 17, GGUFQ_TYPE_Q5_K, false },   { "mxfp4", 38, GGUFQ_TYPE_MXFP4, false },
-        { "nvfp4", 39, GGUFQ_TYPE_NVFP4, false },
+        /* llama-quantize's aliases of the _M recipes (not bare types), in any case */
+        { "Q4_K", 15, GGUFQ_TYPE_Q4_K, true },    { "q3_K", 12, GGUFQ_TYPE_Q3_K, true },
+        { "q5_k", 17, GGUFQ_TYPE_Q5_K, true },    { "COPY", 0, GGUFQ_TYPE_F32, true },
+        /* ftype ids, read as std::stoi does; the first listed name of that id (0: F32) */
+        { "15", 15, GGUFQ_TYPE_Q4_K, true },      { "7", 7, GGUFQ_TYPE_Q8_0, true },
+        { "0", 0, GGUFQ_TYPE_F32, true },         { " +12", 12, GGUFQ_TYPE_Q3_K, true },
+        { "28abc", 28, GGUFQ_TYPE_IQ2_XS, true }, { "38", 38, GGUFQ_TYPE_MXFP4, true },
+        /* ggml type names outside the list (a ggufq extension): pure, with the ftype of
+         * the recipe whose default type they are */
+        { "mxfp4", 38, GGUFQ_TYPE_MXFP4, false }, { "nvfp4", 39, GGUFQ_TYPE_NVFP4, false },
     };
     for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
         int ftype = -1;
@@ -684,9 +691,15 @@ static void test_target_names(void **state)
         assert_int_equal(t, C[i].type);
         assert_int_equal(rec, C[i].recipe);
     }
-    static const char *const BAD[] = { "q8_1", "q8_K", "i32", "f64", "Q4_K_X", "", "COPY" };
+    /* 4, 5: ids without a name in the list; 2147483648 does not fit an int */
+    static const char *const BAD[] = { "q8_1", "q8_K", "i32", "f64", "Q4_K_X", "", "4", "5", "-1", "99",
+                                       "1024", "2147483648", "+", "Q4_K ", "x15" };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++)
         assert_int_not_equal(gq_resolve_target(BAD[i], NULL, NULL, NULL), GGUFQ_OK);
+    assert_true(gq_target_is_copy("COPY"));
+    assert_true(gq_target_is_copy("Copy"));
+    assert_false(gq_target_is_copy("0"));    /* ftype 0 is F32, not COPY, as in llama-quantize */
+    assert_false(gq_target_is_copy("F32"));
     assert_int_equal(gq_resolve_target(NULL, NULL, NULL, NULL), GGUFQ_E_INVALID_ARG);
 }
 

@@ -386,8 +386,8 @@ static int parse_rq_args(int argc, char **argv, rq_opts *o)
             return rc;
     }
     if (o->n_targets == 0) {
-        o->targets[o->n_targets++] = "q4_K";
-        o->targets[o->n_targets++] = "Q4_K_M";
+        o->targets[o->n_targets++] = "Q8_0";     /* nearly one type everywhere */
+        o->targets[o->n_targets++] = "Q4_K_M";   /* a per-tensor mix (q4_K is the same recipe) */
     }
     if (o->threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);

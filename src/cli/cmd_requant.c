@@ -111,7 +111,7 @@ static int apply_flag(requant_args *a, const char *opt)
     else if (strcmp(opt, "--keep-split") == 0) o->keep_split = true;
     else if (strcmp(opt, "--dry-run") == 0) o->dry_run = true;
     else if (strcmp(opt, "--quiet") == 0 || strcmp(opt, "-q") == 0) a->quiet = true;
-    else if (strcmp(opt, "--allow-requantize") == 0) { /* always allowed here */ }
+    else if (strcmp(opt, "--allow-requantize") == 0) o->allow_requantize = true;
     else return cli_usage_error("requant", "unknown option '%s'", opt);
     return CLI_EXIT_OK;
 }
@@ -123,6 +123,7 @@ static int parse_args(int argc, char **argv, requant_args *a)
     int n_pos = 0;
     bool options_done = false;
     ggufq_requant_options_init(&a->o);
+    a->o.allow_requantize = false;   /* llama-quantize's default: quantized inputs need --allow-requantize */
     a->progress = PROGRESS_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];

@@ -68,6 +68,7 @@ typedef struct policy {
     int         ftype;
     ggufq_type  default_type;
     bool        pure;
+    bool        only_copy;        /* target COPY: every tensor kept */
     bool        has_imatrix;
     bool        quantize_output;
     int         output_type;      /* -1: by the recipe */
@@ -506,7 +507,7 @@ static int choose_type(policy *p, const gq_plan_input *t, ggufq_type *out, const
 }
 
 /* tensor_requires_imatrix */
-static bool needs_imatrix(const char *name, ggufq_type ty, int ftype)
+bool gq_tensor_requires_imatrix(const char *name, ggufq_type ty, int ftype)
 {
     if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "per_layer_token_embd.weight") == 0 ||
         strcmp(name, "output.weight") == 0)
@@ -617,6 +618,7 @@ static int setup(policy *p, const gq_model_info *m, const gq_plan_input *in, int
     bool recipe = true;
     if (opts->target && gq_resolve_target(opts->target, NULL, NULL, &recipe) == GGUFQ_OK && !recipe)
         p->pure = true;
+    p->only_copy = gq_target_is_copy(opts->target);
     p->output_type = opts->output_tensor_type;
     p->token_embd_type = opts->token_embedding_type;
     if (p->output_type >= 0 && !usable_type(p->output_type))
@@ -723,15 +725,15 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
         const gq_plan_input *t = &in[k];
         ggufq_plan_entry *e = &out[k];
         fill_entry(e, t);
-        const char *keep = keep_reason(&p, t);
+        const char *keep = p.only_copy ? "copy: COPY" : keep_reason(&p, t);
         if (keep) {
             e->reason = keep;
         } else {
             st = choose_type(&p, t, &e->out_type, &e->reason);
             if (st != GGUFQ_OK)
                 break;
-            bool needs = needs_imatrix(t->name, e->out_type, ftype);
-            if (needs && !has_imatrix && !opts->dry_run) {
+            bool needs = gq_tensor_requires_imatrix(t->name, e->out_type, ftype);
+            if (needs && !has_imatrix) {   /* a dry run too: it refuses what the run refuses */
                 st = fail(err, GGUFQ_E_NEEDS_IMATRIX,
                           "this quantization needs an importance matrix (--imatrix): tensor %s would "
                           "be %s, which is only usable with one", t->name, ggufq_type_name(e->out_type));

@@ -59,7 +59,8 @@ enum gq_ftype {
     GQ_FTYPE_MOSTLY_MXFP4_MOE = 38,
     GQ_FTYPE_MOSTLY_NVFP4   = 39,
     GQ_FTYPE_MOSTLY_Q1_0    = 40,
-    GQ_FTYPE_MOSTLY_Q2_0    = 41
+    GQ_FTYPE_MOSTLY_Q2_0    = 41,
+    GQ_FTYPE_GUESSED        = 1024
 };
 
 /* What the policy needs to know about the model. */
@@ -81,15 +82,23 @@ typedef struct gq_plan_input {
 } gq_plan_input;
 
 /*
- * Resolve a target name (case-insensitive). A name in llama-quantize's list of
- * recipes (Q4_K_M, Q2_K, Q6_K, Q8_0, IQ4_NL, F16, ...) is a recipe; the K-quant
- * aliases Q3_K, Q4_K, Q5_K and every other ggml type name are bare types
- * (quantized "pure", as llama-quantize --pure with the recipe whose default
- * type it is). Gives the llama ftype id and the default tensor type.
+ * Resolve a target as llama-quantize reads its TYPE argument: a name in its
+ * list (case-insensitive: Q4_K_M, q2_k, IQ4_NL, F16, COPY ..., and the aliases
+ * Q3_K, Q4_K, Q5_K of the _M recipes) is that recipe; else an integer (as
+ * std::stoi reads it) is the first listed recipe of that ftype id (0: F32);
+ * else, a ggufq extension, a ggml type name not in the list (mxfp4, nvfp4) is a
+ * bare type, quantized pure with the ftype of the recipe whose default type it
+ * is (*is_recipe false). Gives the llama ftype id and the default tensor type.
  * GGUFQ_E_UNKNOWN_TYPE for anything else (and for types llama.cpp cannot
  * quantize to: q8_1, q8_K, i8..i64, f64).
  */
 int gq_resolve_target(const char *target, int *ftype, ggufq_type *default_type, bool *is_recipe);
+/* llama.cpp's tensor_requires_imatrix: type ty for this tensor is only made with an imatrix. */
+bool gq_tensor_requires_imatrix(const char *name, ggufq_type ty, int ftype);
+/* The model loader's file type guess from its most common tensor type (llama_model_loader). */
+int gq_ftype_guess(ggufq_type type);
+/* "COPY" (any case): llama-quantize's only_copy, every tensor kept as it is. */
+bool gq_target_is_copy(const char *target);
 
 /* llama_ftype_get_default_type: the default tensor type of an ftype; -1 if none. */
 int gq_ftype_default_type(int ftype);
@@ -101,9 +110,9 @@ const char *gq_ftype_name(int ftype);
  * above): every field (name points at in[i].name; n_dims is the output's,
  * gq_output_dims). has_imatrix says an imatrix was given
  * (some recipes change with it). The run is pure when opts->pure is set or
- * opts->target is a bare type. Returns GGUFQ_OK or an error with a message:
+ * opts->target is a bare type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an error with a message:
  * GGUFQ_E_NEEDS_IMATRIX (a tensor whose type needs an imatrix when none is
- * given; not raised when opts->dry_run), GGUFQ_E_INVALID_ARG (bad override),
+ * given; a dry run too), GGUFQ_E_INVALID_ARG (bad override),
  * GGUFQ_E_BAD_SIZE (a row length no type fits, where llama.cpp fails too),
  * GGUFQ_E_FORMAT (an expert model tensor without a layer number).
  */

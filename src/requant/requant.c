@@ -38,6 +38,7 @@ void ggufq_requant_options_init(ggufq_requant_options *opts)
     opts->struct_size = sizeof *opts;
     opts->output_tensor_type = -1;
     opts->token_embedding_type = -1;
+    opts->allow_requantize = true;   /* what the library always did */
 }
 
 /* ------------------------------------------------------------------------- */
@@ -307,14 +308,40 @@ static int size_outputs(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
     return GGUFQ_OK;
 }
 
-/* Which tensors would get an imatrix row of the right size. */
-static void mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im)
+/*
+ * Which tensors get an imatrix row of the right size; and the refusals the run
+ * would meet picking them (run.c's pick_imatrix: same checks, same messages),
+ * found here so that nothing is written and a dry run refuses the same way:
+ * an entry of the wrong size (not for token_embd), or no entry for a tensor
+ * whose type needs one.
+ */
+static int mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im, const char *im_name, ggufq_error *err)
 {
+    bool have = im && im->n > 0;
     for (int64_t i = 0; i < p->n; i++) {
         ggufq_plan_entry *e = &p->entries[i];
-        const gq_imatrix_entry *m = im ? gq_imatrix_find(im, e->name) : NULL;
-        e->uses_imatrix = e->out_type != e->in_type && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
+        const gq_imatrix_entry *m = have ? gq_imatrix_find(im, e->name) : NULL;
+        bool converted = e->out_type != e->in_type;
+        e->uses_imatrix = converted && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
+        if (!converted || !have || e->uses_imatrix)
+            continue;
+        bool token_embd = strcmp(e->name, "token_embd.weight") == 0 ||
+                          strcmp(e->name, "per_layer_token_embd.weight") == 0;
+        int64_t ne0 = e->dims[0], ne2 = e->dims[2];
+        bool fits = ne2 != 0 && ne0 <= INT64_MAX / ne2;
+        if (m && fits && !token_embd)
+            return gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: imatrix size %lld is different from tensor size %lld for %s",
+                              im_name, (long long)m->n, (long long)(ne0 * ne2), e->name);
+        if (m && !token_embd)
+            return gq_rq_fail(err, GGUFQ_E_FORMAT,
+                              "%s: imatrix size %lld is different from tensor size %lld x %lld for %s",
+                              im_name, (long long)m->n, (long long)ne0, (long long)ne2, e->name);
+        if (gq_tensor_requires_imatrix(e->name, e->out_type, (int)p->file_type))
+            return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
+                              "%s: missing importance matrix for tensor %s in a very low-bit quantization (%s)",
+                              im_name, e->name, ggufq_type_name(e->out_type));
     }
+    return GGUFQ_OK;
 }
 
 /* Put "<file>: " before a message about one of the file's tensors. */
@@ -332,6 +359,72 @@ static void name_file_in_message(ggufq_error *err, const char *file)
     err->offset = offset;
 }
 
+/*
+ * llama.cpp refuses to convert a tensor that is already quantized unless
+ * allow_requantize: it checks ggml_is_quantized of the input type for each
+ * tensor it converts (its output type differs; f16, bf16 and f32 inputs are
+ * not quantized), so kept and copied tensors never count. Checked on the
+ * whole plan, so nothing is written, and a dry run refuses the same way.
+ */
+static int check_requantize(const ggufq_plan *p, const ggufq_requant_options *opts, const char *file,
+                            ggufq_error *err)
+{
+    if (opts->allow_requantize)
+        return GGUFQ_OK;
+    for (int64_t i = 0; i < p->n; i++) {
+        const ggufq_plan_entry *e = &p->entries[i];
+        if (e->out_type != e->in_type && ggufq_type_is_quantized(e->in_type))
+            return gq_fail(err, GGUFQ_E_INVALID_ARG, file, GGUFQ_NO_OFFSET,
+                           "requantizing from type %s is disabled (tensor %s would become %s): "
+                           "quantizing already quantized weights again loses quality; "
+                           "--allow-requantize does it anyway", ggufq_type_name(e->in_type), e->name,
+                           ggufq_type_name(e->out_type));
+    }
+    return GGUFQ_OK;
+}
+
+/*
+ * The file type written with COPY: llama.cpp writes the input's (the model
+ * loader's ftype): general.file_type when it is there, else its guess from the
+ * most common tensor type — counted in name order, the first type to reach the
+ * highest count — marked as guessed (| 1024, LLAMA_FTYPE_GUESSED).
+ */
+typedef struct named_type { const char *name; ggufq_type type; } named_type;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const named_type *)a)->name, ((const named_type *)b)->name);
+}
+
+static int copy_file_type(const ggufq_file *f, const gq_plan_input *in, int64_t n, uint32_t *out)
+{
+    ggufq_value v;
+    uint64_t ft;
+    if (ggufq_get(f, "general.file_type", &v) == GGUFQ_OK && v.type == GGUFQ_VT_UINT32 &&
+        ggufq_value_uint(&v, &ft) == GGUFQ_OK) {
+        *out = (uint32_t)ft;
+        return GGUFQ_OK;
+    }
+    named_type *sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return GGUFQ_E_NOMEM;
+    for (int64_t i = 0; i < n; i++)
+        sorted[i] = (named_type){ in[i].name, in[i].type };
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_name);   /* names are unique */
+    int64_t count[GGUFQ_TYPE_COUNT] = { 0 }, best = 0;
+    ggufq_type type_max = GGUFQ_TYPE_F32;
+    for (int64_t i = 0; i < n; i++) {
+        ggufq_type t = sorted[i].type;
+        if ((int)t >= 0 && (int)t < GGUFQ_TYPE_COUNT && ++count[t] > best) {
+            best = count[t];
+            type_max = t;
+        }
+    }
+    free(sorted);
+    *out = (uint32_t)gq_ftype_guess(type_max) | GQ_FTYPE_GUESSED;
+    return GGUFQ_OK;
+}
+
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err)
 {
@@ -340,7 +433,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     bool is_recipe = false;
     int rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe);
     if (rc < 0)
-        return gq_rq_fail(err, rc, "'%s' is neither a ggml type nor a llama.cpp quantization recipe",
+        return gq_rq_fail(err, rc, "'%s' is not a llama-quantize type (a name such as Q4_K_M or "
+                          "COPY, or a file type number such as 15) nor a ggml type",
                           opts->target ? opts->target : "(null)");
     tensor_ref *refs = NULL;
     int64_t n = 0;
@@ -358,6 +452,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     p->pure = opts->pure || !is_recipe;
     rc = fill_inputs(s, refs, p, in);
     free(refs);
+    if (rc == GGUFQ_OK && gq_target_is_copy(opts->target))
+        rc = copy_file_type(s->files[0], in, n, &p->file_type);
     if (rc < 0) {
         rc = gq_rq_fail(err, rc, "out of memory");
     } else {
@@ -369,6 +465,8 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
         /* about a tensor of the input (the others are about options) */
         if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SIZE || rc == GGUFQ_E_FORMAT)
             name_file_in_message(err, ggufq_file_name(s->files[0]));
+        if (rc == GGUFQ_OK)
+            rc = check_requantize(p, opts, ggufq_file_name(s->files[0]), err);
         if (rc == GGUFQ_OK)
             rc = size_outputs(p, s, err);
     }
@@ -398,6 +496,8 @@ static int check_options(const ggufq_requant_options *opts, ggufq_error *err)
     return GGUFQ_OK;
 }
 
+static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err);
+
 int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, ggufq_plan **out,
                        ggufq_error *err)
 {
@@ -407,6 +507,11 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, g
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
     *out = NULL;
     int rc = check_options(opts, err);
+    if (rc < 0)
+        return rc;
+    gq_kv_override *kv = NULL;
+    rc = parse_overrides(opts, &kv, err);   /* checked first, as the run does */
+    free(kv);
     if (rc < 0)
         return rc;
     gq_shards s;
@@ -419,8 +524,10 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, g
         return rc;
     }
     rc = gq_plan_make(&s, opts, im.n > 0, out, err);
-    if (rc == GGUFQ_OK)
-        mark_imatrix_use(*out, &im);
+    if (rc == GGUFQ_OK && (rc = mark_imatrix_use(*out, &im, opts->imatrix_path, err)) < 0) {
+        ggufq_plan_free(*out);
+        *out = NULL;
+    }
     gq_imatrix_free(&im);
     gq_shards_close(&s);
     return rc;
@@ -574,7 +681,8 @@ int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant
     }
     if ((rc = gq_plan_make(&s, opts, im.n > 0, &plan, err)) < 0)
         goto out;
-    mark_imatrix_use(plan, &im);
+    if ((rc = mark_imatrix_use(plan, &im, opts->imatrix_path, err)) < 0)
+        goto out;
     if (opts->dry_run)
         goto out;
     if ((rc = output_paths(&s, opts, out_path, &paths, &n_paths, err)) < 0)

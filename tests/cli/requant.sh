@@ -29,8 +29,8 @@ nfiles() { ls -A "$1" | wc -l | tr -d ' '; }
 has_ctl() { [ "$(tr -d '\r\033' <"$1" | wc -c)" -ne "$(wc -c <"$1")" ]; }
 
 # ---- a run: summary on stdout, the file, its metadata -----------------------
-run requant "$FIXTURE" q4_K "$TMP/q4.gguf" --threads 2
-expect 0 "requant q4_K" && {
+run requant "$FIXTURE" q4_K "$TMP/q4.gguf" --pure --threads 2
+expect 0 "requant q4_K --pure" && {
     out_has "wrote $TMP/q4.gguf" "summary"
     out_has "bits per weight" "summary bpw"
     out_has "2 threads" "summary threads"
@@ -42,14 +42,14 @@ expect 0 "requant q4_K" && {
 }
 
 # ---- the thread count does not change a byte --------------------------------
-run requant "$FIXTURE" q4_K "$TMP/t1.gguf" --threads 1 --quiet
+run requant "$FIXTURE" q4_K "$TMP/t1.gguf" --pure --threads 1 --quiet
 expect 0 "requant --threads 1 --quiet" && [ -s "$TMP/out" ] && fail "--quiet printed a summary"
 run requant "$FIXTURE" q6_K "$TMP/a.gguf" --pure --threads=1 -q
 run requant "$FIXTURE" q6_K "$TMP/b.gguf" --pure --threads=2 -q
 cmp -s "$TMP/a.gguf" "$TMP/b.gguf" && echo "ok: same bytes for 1 and 2 threads" || fail "threads change bytes"
 
 # ---- dry run: the plan, nothing written --------------------------------------
-run requant --dry-run "$FIXTURE" q4_K
+run requant --dry-run "$FIXTURE" q4_K --pure
 expect 0 "dry run without OUT" && {
     out_has "blk.0.ffn_down.weight" "plan lists tensors"
     out_has "q5_0" "plan shows the fallback"
@@ -57,6 +57,69 @@ expect 0 "dry run without OUT" && {
 }
 run requant "$FIXTURE" q4_K "$TMP/dry.gguf" --dry-run
 expect 0 "dry run with OUT" && [ -e "$TMP/dry.gguf" ] && fail "dry run wrote a file"
+
+# ---- TYPE as llama-quantize reads it -----------------------------------------
+# its names in any case (Q3_K/Q4_K/Q5_K: the _M recipes), file type numbers, COPY
+run requant "$FIXTURE" Q4_K_M "$TMP/n-m.gguf" -q
+expect 0 "requant Q4_K_M"
+for t in Q4_K q4_k q4_k_m 15 " +15"; do
+    run requant "$FIXTURE" "$t" "$TMP/n.gguf" -q
+    expect 0 "requant '$t'" && { cmp -s "$TMP/n.gguf" "$TMP/n-m.gguf" || fail "'$t' is not Q4_K_M"; }
+done
+cmp -s "$TMP/q4.gguf" "$TMP/n-m.gguf" && fail "q4_K --pure is the Q4_K_M recipe"
+for tf in "Q3_K 12" "q5_K 17" "Q5_K_S 16" "7 7" "0 0" "12 12" "COPY 1" "copy 1" "mxfp4 38"; do
+    set -- $tf
+    run requant --dry-run "$FIXTURE" "$1"
+    expect 0 "dry run '$1'" && out_has "file type:   $2" "'$1' is file type $2"
+done
+run requant "$FIXTURE" COPY "$TMP/copy.gguf"
+expect 0 "requant COPY" && {
+    out_has "(COPY, file type 1)" "COPY summary"
+    out_has "(0 converted, 12 copied)" "COPY converts nothing"
+}
+run requant --dry-run "$FIXTURE" 0
+expect 0 "ftype 0" && out_has "(9 converted" "ftype 0 is F32 (converts), not COPY"
+# ---- already quantized tensors: --allow-requantize, as llama-quantize ---------
+run requant "$FIXTURE" q8_0 "$TMP/q8.gguf" --pure -q
+expect 0 "make a q8_0 model"
+mkdir "$TMP/rq"
+for dry in "" --dry-run; do
+    run requant "$TMP/q8.gguf" q4_0 "$TMP/rq/x.gguf" --pure $dry
+    expect 1 "requant of a quantized tensor without --allow-requantize ${dry:-(real run)}" && {
+        err_has "requantizing from type q8_0 is disabled (tensor blk.0.ffn_down.weight would become q4_0)" \
+            "requantize refusal"
+        err_has "loses quality; --allow-requantize does it anyway" "requantize refusal names the flag"
+        [ -s "$TMP/out" ] && fail "refused requant printed to stdout"
+    }
+    [ "$(nfiles "$TMP/rq")" -eq 0 ] || fail "refused requant left a file"
+done
+run requant "$TMP/q8.gguf" q4_0 "$TMP/rq/x.gguf" --pure --allow-requantize -q
+expect 0 "requant --allow-requantize"
+run requant "$TMP/q8.gguf" Q8_0 "$TMP/rq/y.gguf" -q
+expect 0 "requant that converts no quantized tensor needs no --allow-requantize"
+run requant "$TMP/q8.gguf" COPY "$TMP/rq/z.gguf" -q
+expect 0 "COPY of a quantized model needs no --allow-requantize"
+
+# ---- --dry-run refuses what the run refuses: same message, same status -------
+# (a type that needs an imatrix, an imatrix entry of the wrong size, a bad --override-kv)
+Z3=$TESTS/data/z3a.gguf   # blk.0.attn_q.weight [2^40, 0, 2] f16: empty, rows fit 256-blocks
+for args in "$Z3 IQ2_XXS" "$Z3 q8_0 --imatrix $TESTS/data/one_entry.dat" \
+            "$FIXTURE q8_0 --override-kv general.name=text:x"; do
+    set -- $args
+    in=$1; t=$2; shift 2
+    run requant "$in" "$t" "$TMP/rq/w.gguf" "$@"
+    real_rc=$rc; cp "$TMP/err" "$TMP/real.err"
+    run requant "$in" "$t" "$TMP/rq/w.gguf" "$@" --dry-run
+    [ "$rc" -eq 1 ] && [ "$real_rc" -eq 1 ] && cmp -s "$TMP/err" "$TMP/real.err" &&
+        echo "ok: --dry-run refuses as the run does: $t $*" ||
+        fail "--dry-run vs run ($t $*): exit $rc vs $real_rc: $(cat "$TMP/err") / $(cat "$TMP/real.err")"
+    [ -e "$TMP/rq/w.gguf" ] && fail "refused run wrote $TMP/rq/w.gguf"
+done
+
+for t in 99 4 q8_K "Q4_K " x15; do
+    run requant "$FIXTURE" "$t" "$TMP/empty/x.gguf"
+    expect 1 "unknown TYPE '$t'" && err_has "is not a llama-quantize type" "unknown TYPE message"
+done
 
 # ---- progress as JSON lines ----------------------------------------------------
 run requant "$FIXTURE" q4_K "$TMP/j.gguf" --pure --progress=json
@@ -108,7 +171,7 @@ if ! command -v script >/dev/null 2>&1; then
 elif ! script -qfec true /dev/null </dev/null >/dev/null 2>&1; then
     echo "skip: 'script' cannot open a pseudo-terminal here: progress on a terminal not tested"
 else
-    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/tty.gguf' --threads 2"
+    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/tty.gguf' --pure --threads 2"
     expect 0 "requant on a terminal" && {
         tty_has "[##############################] 100.0%" "bar at 100%"
         tty_has "12/12" "bar tensor count"
