@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -213,6 +214,7 @@ typedef struct rq_job {
     int         threads;
     uint32_t    ftype;
     bool        pure;
+    bool        only_copy;   /* COPY: llama-quantize's only_copy, ftype ALL_F32 */
 } rq_job;
 
 static int child_ours(const rq_job *j)
@@ -241,10 +243,12 @@ static int child_llama(const rq_job *j)
     if (init)
         init();
     llama_qparams p = defaults();
-    const int32_t nthread = j->threads, ftype = (int32_t)j->ftype;
+    const int32_t nthread = j->threads, ftype = j->only_copy ? 0 : (int32_t)j->ftype;
     memcpy(p.b + 0, &nthread, 4);
     memcpy(p.b + 4, &ftype, 4);
-    p.b[19] = j->pure;   /* bool pure */
+    p.b[16] = 1;              /* bool allow_requantize: as child_ours (the library's default) */
+    p.b[18] = j->only_copy;   /* bool only_copy */
+    p.b[19] = j->pure;        /* bool pure */
     return quantize(j->in, j->out, &p) == 0 ? 0 : 1;
 }
 
@@ -415,7 +419,8 @@ static int bench_target(const rq_opts *o, const char *model, const char *dir, co
     char ours[PATH_MAX + 32], theirs[PATH_MAX + 32];
     snprintf(ours, sizeof ours, "%s/ggufq-out.gguf", dir);
     snprintf(theirs, sizeof theirs, "%s/llama-out.gguf", dir);
-    rq_job j = { model, ours, target, llama, o->threads, ggufq_plan_file_type(plan), ggufq_plan_pure(plan) };
+    rq_job j = { model, ours, target, llama, o->threads, ggufq_plan_file_type(plan), ggufq_plan_pure(plan),
+                 strcasecmp(target, "COPY") == 0 };
     ggufq_plan_free(plan);
     time_side(&j, false, o->runs, &r->ours);
     if (!r->ours.ok) {
