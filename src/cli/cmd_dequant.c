@@ -41,7 +41,7 @@ static int parse_args(int argc, char **argv, dequant_job *job)
     int n_pos = 0;
     bool options_done = false;
     job->target = GGUFQ_TYPE_F32;
-    job->threads = 1;
+    job->threads = 0;   /* all cores (or OMP_NUM_THREADS), like requant */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (options_done || a[0] != '-' || a[1] == '\0') {
@@ -82,8 +82,9 @@ static int parse_args(int argc, char **argv, dequant_job *job)
             job->target = (ggufq_type)t;
         } else {
             long n;
-            if (!cli_parse_int(val, 1, 1024, &n))
-                return cli_usage_error("dequant", "--threads must be a number from 1 to 1024, not '%s'", val);
+            if (!cli_parse_int(val, 0, 1024, &n))
+                return cli_usage_error("dequant", "--threads must be a number from 0 (all cores) to 1024, "
+                                       "not '%s'", val);
             job->threads = (int)n;
         }
     }

@@ -74,8 +74,9 @@ static int apply_value(requant_args *a, const char *opt, const char *val)
     ggufq_requant_options *o = &a->o;
     if (strcmp(opt, "--threads") == 0) {
         long n;
-        if (!cli_parse_int(val, 1, 1024, &n))
-            return cli_usage_error("requant", "--threads must be a number from 1 to 1024, not '%s'", val);
+        if (!cli_parse_int(val, 0, 1024, &n))
+            return cli_usage_error("requant", "--threads must be a number from 0 (all cores) to 1024, not '%s'",
+                                   val);
         o->nthreads = (int)n;
     } else if (strcmp(opt, "--imatrix") == 0) {
         o->imatrix_path = val;

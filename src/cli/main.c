@@ -51,7 +51,8 @@ static const command commands[] = {
       "\n"
       "Options:\n"
       "  --to TYPE      Target type: f32 (default), f16 or bf16\n"
-      "  --threads N    Worker threads (default 1)\n"
+      "  --threads N    Worker threads (default and 0: all cores, or\n"
+      "                 OMP_NUM_THREADS when set)\n"
       "  -h, --help     Show this help\n" },
     { "requant", cmd_requant,
       "Requantize a GGUF file exactly as llama.cpp's llama-quantize does",
@@ -76,7 +77,8 @@ static const command commands[] = {
       "failure, SIGINT or SIGTERM, OUT is left untouched. OUT may not be IN.\n"
       "\n"
       "Options:\n"
-      "  --threads N                 Worker threads (default: all cores)\n"
+      "  --threads N                 Worker threads (default and 0: all cores, or\n"
+      "                              OMP_NUM_THREADS when set)\n"
       "  --imatrix FILE              Importance matrix (GGUF or legacy .dat)\n"
       "  --include-weights NAME      Use the imatrix only for tensors whose name\n"
       "                              contains NAME (repeatable)\n"

@@ -91,7 +91,8 @@ usage_error "dequant with three files" dequant "$FIXTURE" "$TMP/a" "$TMP/b"
 usage_error "dequant --to quantized type" dequant "$FIXTURE" "$TMP/a" --to q4_0
 usage_error "dequant --to unknown type" dequant "$FIXTURE" "$TMP/a" --to=f8
 usage_error "dequant --to without value" dequant "$FIXTURE" "$TMP/a" --to
-usage_error "dequant --threads 0" dequant "$FIXTURE" "$TMP/a" --threads 0
+usage_error "dequant --threads -1" dequant "$FIXTURE" "$TMP/a" --threads -1
+usage_error "dequant --threads 1025" dequant "$FIXTURE" "$TMP/a" --threads 1025
 usage_error "dequant --threads abc" dequant "$FIXTURE" "$TMP/a" --threads=abc
 usage_error "dequant --threads 2x" dequant "$FIXTURE" "$TMP/a" --threads 2x
 usage_error "dequant unknown option" dequant "$FIXTURE" "$TMP/a" --fast

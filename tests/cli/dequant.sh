@@ -109,6 +109,13 @@ expect 0 "dequant fixture --threads 1"
 run dequant --threads 2 "$FIXTURE" "$TMP/fix2.gguf"
 expect 0 "dequant fixture --threads 2"
 cmp -s "$TMP/fix1.gguf" "$TMP/fix2.gguf" || fail "--threads 2 output differs from --threads 1"
+# the default and --threads 0: all cores, like requant; the same bytes
+run dequant "$FIXTURE" "$TMP/fix0.gguf" --threads 0
+expect 0 "dequant fixture --threads 0"
+cmp -s "$TMP/fix1.gguf" "$TMP/fix0.gguf" || fail "--threads 0 output differs from --threads 1"
+run dequant "$FIXTURE" "$TMP/fixd.gguf"
+expect 0 "dequant fixture, default threads"
+cmp -s "$TMP/fix1.gguf" "$TMP/fixd.gguf" || fail "default-thread output differs from --threads 1"
 same_tensor "$TMP/fix1.gguf" blk.0.attn_norm.weight "$FIXTURE" blk.0.attn_norm.weight "fixture f32 tensor"
 "$GGUFQ" info --json "$FIXTURE" | sed 's/"general.file_type":1,/"general.file_type":0,/; s/"tensors":.*//' >"$TMP/a.json"
 "$GGUFQ" info --json "$TMP/fix1.gguf" | sed 's/"tensors":.*//' >"$TMP/b.json"

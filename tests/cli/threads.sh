@@ -62,6 +62,9 @@ run_env -u OMP_NUM_THREADS -- requant "$TMP/f32.gguf" q4_K "$TMP/a.gguf"
 want=$cpus
 [ "$want" -eq 1 ] && want="1 thread" || want="$want threads"
 expect 0 "no thread count" && out_has " $want" "all CPUs by default"
+run_env -u OMP_NUM_THREADS -- requant "$TMP/f32.gguf" q4_K "$TMP/a.gguf" --threads 0
+expect 0 "--threads 0" && out_has " $want" "--threads 0 is all CPUs"
+cmp -s "$TMP/a.gguf" "$TMP/ref.gguf" || fail "--threads 0 changed the bytes"
 
 # ---- out of address space ----------------------------------------------------
 # Not under a sanitizer (its shadow memory needs terabytes of address space)
