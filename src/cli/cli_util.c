@@ -398,6 +398,11 @@ static void on_signal(int sig)
     cli_signal_caught = sig;
 }
 
+int cli_failure_status(void)
+{
+    return cli_signal_caught ? 128 + (int)cli_signal_caught : CLI_EXIT_FAIL;
+}
+
 void cli_catch_signals(void)
 {
     struct sigaction sa;

@@ -114,5 +114,9 @@ void cli_format_bytes(char *buf, size_t size, uint64_t bytes);
 /* Set by the SIGINT/SIGTERM handler that cli_catch_signals() installs. */
 extern volatile sig_atomic_t cli_signal_caught;
 void cli_catch_signals(void);
+/* The exit status of a failed run: 128 + the signal that ended it (130 for
+ * SIGINT, 143 for SIGTERM, as a shell reports a process killed by it) once the
+ * clean-up is done, else CLI_EXIT_FAIL. */
+int cli_failure_status(void);
 
 #endif

@@ -307,7 +307,7 @@ int cmd_dequant(int argc, char **argv)
     free(job.out_buf);
     ggufq_close(job.in);
     if (rc < 0)
-        return CLI_EXIT_FAIL;
+        return rc == GGUFQ_E_INTERRUPTED ? cli_failure_status() : CLI_EXIT_FAIL;
     out_printf("wrote %s: %" PRId64 " tensor%s as %s\n", job.out_path, n_tensors, n_tensors == 1 ? "" : "s",
                ggufq_type_name(job.target));
     return CLI_EXIT_OK;

@@ -396,7 +396,7 @@ int cmd_requant(int argc, char **argv)
         else
             cli_report(st, &err, a.in);
         ggufq_plan_free(plan);
-        return CLI_EXIT_FAIL;
+        return st == GGUFQ_E_INTERRUPTED ? cli_failure_status() : CLI_EXIT_FAIL;
     }
     if (!a.quiet)
         print_summary(&a, plan, secs, threads);

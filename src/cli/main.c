@@ -205,7 +205,8 @@ static void print_program_help(void)
     out_puts("  --version   Print the version and exit\n"
              "  -h, --help  Show this help\n"
              "\nRun 'ggufq help COMMAND' or 'ggufq COMMAND --help' for a command's options.\n"
-             "Exit status: 0 success, 1 invalid input or failure, 2 usage error.\n");
+             "Exit status: 0 success, 1 invalid input or failure, 2 usage error,\n"
+             "130 or 143 after SIGINT or SIGTERM (clean-up done).\n");
 }
 
 int cli_help(const char *name)
