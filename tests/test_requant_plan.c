@@ -690,12 +690,17 @@ static void test_target_names(void **state)
         assert_int_equal(ftype, C[i].ftype);
         assert_int_equal(t, C[i].type);
         assert_int_equal(rec, C[i].recipe);
+        assert_int_equal(ggufq_requant_target_check(C[i].name, NULL), GGUFQ_OK);   /* the public check */
     }
     /* 4, 5: ids without a name in the list; 2147483648 does not fit an int */
     static const char *const BAD[] = { "q8_1", "q8_K", "i32", "f64", "Q4_K_X", "", "4", "5", "-1", "99",
                                        "1024", "2147483648", "+", "Q4_K ", "x15" };
-    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++)
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         assert_int_not_equal(gq_resolve_target(BAD[i], NULL, NULL, NULL), GGUFQ_OK);
+        ggufq_error err;
+        assert_int_not_equal(ggufq_requant_target_check(BAD[i], &err), GGUFQ_OK);
+        assert_non_null(strstr(err.message, "is not a llama-quantize type"));
+    }
     assert_true(gq_target_is_copy("COPY"));
     assert_true(gq_target_is_copy("Copy"));
     assert_false(gq_target_is_copy("0"));    /* ftype 0 is F32, not COPY, as in llama-quantize */

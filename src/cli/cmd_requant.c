@@ -118,9 +118,44 @@ static int apply_flag(requant_args *a, const char *opt)
 }
 
 /* CLI_EXIT_OK, a usage error's status, or -1 after printing the help. */
+/*
+ * IN TYPE OUT (ggufq's order), or llama-quantize's IN OUT TYPE [NTHREADS] when
+ * that is unambiguous: the middle argument is no TYPE and the last one is. A
+ * TYPE that is neither is a usage error, with the library's message.
+ */
+static int order_positionals(requant_args *a, const char *const pos[4], int n_pos)
+{
+    ggufq_error err;
+    const bool middle_is_type = ggufq_requant_target_check(pos[1], &err) == GGUFQ_OK;
+    const bool last_is_type = n_pos >= 3 && ggufq_requant_target_check(pos[2], NULL) == GGUFQ_OK;
+    a->in = pos[0];
+    if (middle_is_type && n_pos <= 3) {
+        a->target = pos[1];
+        a->out = pos[2];
+        return CLI_EXIT_OK;
+    }
+    if (!middle_is_type && last_is_type) {   /* llama-quantize: IN OUT TYPE [NTHREADS] */
+        a->out = pos[1];
+        a->target = pos[2];
+        if (n_pos == 4) {
+            long n;
+            if (!cli_parse_int(pos[3], 0, 1024, &n))
+                return cli_usage_error("requant", "NTHREADS must be a number from 0 (all cores) to 1024, "
+                                       "not '%s'", pos[3]);
+            a->o.nthreads = (int)n;
+        }
+        return CLI_EXIT_OK;
+    }
+    if (n_pos == 4)
+        return cli_usage_error("requant", "too many arguments ('%s'): IN TYPE OUT, or llama-quantize's "
+                               "IN OUT TYPE [NTHREADS]", pos[3]);
+    return cli_usage_error("requant", "%s (usage: IN TYPE OUT, or llama-quantize's IN OUT TYPE)",
+                           err.message);
+}
+
 static int parse_args(int argc, char **argv, requant_args *a)
 {
-    const char *pos[3] = { NULL, NULL, NULL };
+    const char *pos[4] = { NULL, NULL, NULL, NULL };
     int n_pos = 0;
     bool options_done = false;
     ggufq_requant_options_init(&a->o);
@@ -129,7 +164,7 @@ static int parse_args(int argc, char **argv, requant_args *a)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (options_done || arg[0] != '-' || arg[1] == '\0') {
-            if (n_pos == 3)
+            if (n_pos == 4)
                 return cli_usage_error("requant", "too many arguments ('%s')", arg);
             pos[n_pos++] = arg;
             continue;
@@ -166,9 +201,9 @@ static int parse_args(int argc, char **argv, requant_args *a)
                                           : n_pos == 1 ? "TYPE and OUT are required" : "OUT is required");
     if (a->o.n_include_weights && a->o.n_exclude_weights)
         return cli_usage_error("requant", "--include-weights and --exclude-weights cannot be used together");
-    a->in = pos[0];
-    a->target = pos[1];
-    a->out = pos[2];
+    int rc = order_positionals(a, pos, n_pos);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     a->o.target = a->target;
     a->o.tensor_types = a->tensor_types;
     a->o.include_weights = a->include;

@@ -56,7 +56,9 @@ static const command commands[] = {
       "  -h, --help     Show this help\n" },
     { "requant", cmd_requant,
       "Requantize a GGUF file exactly as llama.cpp's llama-quantize does",
-      "usage: ggufq requant IN TYPE OUT [options]",
+      "usage: ggufq requant IN TYPE OUT [options]\n"
+      "       ggufq requant IN OUT TYPE [NTHREADS] [options]   (llama-quantize's order)",
+      "The second form is taken when OUT is no TYPE and the last argument is.\n"
       "Write OUT, IN with every tensor that llama.cpp quantizes converted to\n"
       "TYPE, read as llama-quantize reads it: one of its names, in any case\n"
       "(Q4_K_M, Q5_K_S, Q3_K_M, IQ4_XS, Q2_K_S, Q6_K, Q8_0, F16 ...: llama.cpp's\n"

@@ -425,6 +425,23 @@ static int copy_file_type(const ggufq_file *f, const gq_plan_input *in, int64_t 
     return GGUFQ_OK;
 }
 
+static int target_failure(const char *target, int rc, ggufq_error *err)
+{
+    return gq_rq_fail(err, rc, "'%s' is not a llama-quantize type (a name such as Q4_K_M or "
+                      "COPY, or a file type number such as 15) nor a ggml type",
+                      target ? target : "(null)");
+}
+
+int ggufq_requant_target_check(const char *target, ggufq_error *err)
+{
+    gq_error_clear(err);
+    int ftype = 0;
+    ggufq_type default_type;
+    bool is_recipe = false;
+    int rc = gq_resolve_target(target, &ftype, &default_type, &is_recipe);
+    return rc < 0 ? target_failure(target, rc, err) : GGUFQ_OK;
+}
+
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err)
 {
@@ -433,9 +450,7 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     bool is_recipe = false;
     int rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe);
     if (rc < 0)
-        return gq_rq_fail(err, rc, "'%s' is not a llama-quantize type (a name such as Q4_K_M or "
-                          "COPY, or a file type number such as 15) nor a ggml type",
-                          opts->target ? opts->target : "(null)");
+        return target_failure(opts->target, rc, err);
     tensor_ref *refs = NULL;
     int64_t n = 0;
     if ((rc = collect_refs(s, opts->keep_split, &refs, &n, err)) < 0)

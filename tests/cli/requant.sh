@@ -118,8 +118,26 @@ done
 
 for t in 99 4 q8_K "Q4_K " x15; do
     run requant "$FIXTURE" "$t" "$TMP/empty/x.gguf"
-    expect 1 "unknown TYPE '$t'" && err_has "is not a llama-quantize type" "unknown TYPE message"
+    expect 2 "unknown TYPE '$t' is a usage error" && err_has "is not a llama-quantize type" "unknown TYPE message"
 done
+
+# ---- llama-quantize's order IN OUT TYPE [NTHREADS], when unambiguous -----------
+run requant "$FIXTURE" Q4_K "$TMP/rq/ours-order.gguf" -q
+expect 0 "IN TYPE OUT"
+run requant "$FIXTURE" "$TMP/rq/llama-order.gguf" Q4_K -q
+expect 0 "IN OUT TYPE (llama-quantize's order)" &&
+    { cmp -s "$TMP/rq/ours-order.gguf" "$TMP/rq/llama-order.gguf" && echo "ok: both orders, same bytes" ||
+      fail "IN OUT TYPE wrote other bytes than IN TYPE OUT"; }
+run requant "$FIXTURE" "$TMP/rq/llama-order2.gguf" q4_k_m 2
+expect 0 "IN OUT TYPE NTHREADS" && out_has " 2 threads" "NTHREADS as the thread count" &&
+    { cmp -s "$TMP/rq/ours-order.gguf" "$TMP/rq/llama-order2.gguf" || fail "IN OUT TYPE NTHREADS: other bytes"; }
+run requant "$FIXTURE" "$TMP/rq/llama-order3.gguf" Q4_K lots
+expect 2 "NTHREADS not a number" && err_has "NTHREADS must be a number" "NTHREADS not a number"
+run requant "$FIXTURE" Q4_K "$TMP/rq/none.gguf" 2
+expect 2 "NTHREADS after IN TYPE OUT" && err_has "too many arguments ('2')" "NTHREADS after IN TYPE OUT"
+run requant "$FIXTURE" "$TMP/rq/none.gguf" Q9_K
+expect 2 "neither argument a TYPE" && err_has "llama-quantize's IN OUT TYPE" "the hint names both orders"
+[ -e "$TMP/rq/none.gguf" ] && fail "a usage error wrote $TMP/rq/none.gguf"
 
 # ---- progress as JSON lines ----------------------------------------------------
 run requant "$FIXTURE" q4_K "$TMP/j.gguf" --pure --progress=json
@@ -190,9 +208,9 @@ else
     tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/ttyq.gguf' --threads 2 --quiet"
     expect 0 "requant --quiet on a terminal" &&
         { [ -s "$TMP/tty" ] && fail "--quiet on a terminal printed: $(od -c "$TMP/tty" | head -4)"; }
-    tty_run "'$GGUFQ' requant '$FIXTURE' q9_K '$TMP/ttyq.gguf' --quiet"
+    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/no-such-dir/ttyq.gguf' --quiet"
     expect 1 "requant --quiet on a terminal, failing" && {
-        tty_has "q9_K" "--quiet still prints the error"
+        tty_has "no-such-dir" "--quiet still prints the error"
         [ "$(tr -d '\r' <"$TMP/tty" | grep -c .)" -eq 1 ] || fail "--quiet printed more than the error: $(cat "$TMP/tty")"
         grep -q "$(printf '\033')" "$TMP/tty" && fail "--quiet error with control sequences"
     }
@@ -227,7 +245,7 @@ expect 2 "include and exclude together"
 # ---- failures (exit 1) leave nothing behind -----------------------------------
 mkdir "$TMP/empty"
 run requant "$FIXTURE" q9_K "$TMP/empty/x.gguf"
-expect 1 "unknown target" && err_has "q9_K" "unknown target named"
+expect 2 "unknown target" && err_has "q9_K" "unknown target named"
 run requant "$FIXTURE" q4_K "$TMP/missing/x.gguf"
 expect 1 "missing output directory"
 cp "$FIXTURE" "$TMP/in.gguf"
