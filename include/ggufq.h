@@ -483,11 +483,13 @@ typedef struct ggufq_requant_options {
 GGUFQ_API void ggufq_requant_options_init(ggufq_requant_options *opts);
 
 /**
- * Whether `target` names something ggufq_requant accepts (as llama-quantize reads
- * its TYPE: names in any case, aliases, file type numbers, COPY; or a bare ggml
- * type): GGUFQ_OK, else a negative status with the message ggufq_requant would give.
+ * The checks of ggufq_requant that need no file: the target (as llama-quantize
+ * reads its TYPE: names in any case, aliases, file type numbers, COPY; or a bare
+ * ggml type), the --tensor-type rules, the --override-kv strings and the option
+ * combinations. GGUFQ_OK, or the status and message ggufq_requant would give
+ * (so a caller can tell a usage error from a failure on the file).
  */
-GGUFQ_API int ggufq_requant_target_check(const char *target, ggufq_error *err);
+GGUFQ_API int ggufq_requant_options_check(const ggufq_requant_options *opts, ggufq_error *err);
 
 /** Progress of a requant run; passed to the callback after each chunk. */
 typedef struct ggufq_progress {

@@ -651,6 +651,15 @@ static void test_needs_imatrix(void **state)
     }
 }
 
+/* ggufq_requant_options_check on options that name only a target. */
+static int check_target(const char *target, ggufq_error *err)
+{
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = target;
+    return ggufq_requant_options_check(&o, err);
+}
+
 static void test_target_names(void **state)
 {
     (void)state;
@@ -690,7 +699,7 @@ static void test_target_names(void **state)
         assert_int_equal(ftype, C[i].ftype);
         assert_int_equal(t, C[i].type);
         assert_int_equal(rec, C[i].recipe);
-        assert_int_equal(ggufq_requant_target_check(C[i].name, NULL), GGUFQ_OK);   /* the public check */
+        assert_int_equal(check_target(C[i].name, NULL), GGUFQ_OK);   /* the public check */
     }
     /* 4, 5: ids without a name in the list; 2147483648 does not fit an int */
     static const char *const BAD[] = { "q8_1", "q8_K", "i32", "f64", "Q4_K_X", "", "4", "5", "-1", "99",
@@ -698,7 +707,7 @@ static void test_target_names(void **state)
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         assert_int_not_equal(gq_resolve_target(BAD[i], NULL, NULL, NULL), GGUFQ_OK);
         ggufq_error err;
-        assert_int_not_equal(ggufq_requant_target_check(BAD[i], &err), GGUFQ_OK);
+        assert_int_not_equal(check_target(BAD[i], &err), GGUFQ_OK);
         assert_non_null(strstr(err.message, "is not a llama-quantize type"));
     }
     assert_true(gq_target_is_copy("COPY"));

@@ -123,11 +123,19 @@ static int apply_flag(requant_args *a, const char *opt)
  * that is unambiguous: the middle argument is no TYPE and the last one is. A
  * TYPE that is neither is a usage error, with the library's message.
  */
+static bool is_target(const char *s, ggufq_error *err)
+{
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = s;
+    return ggufq_requant_options_check(&o, err) == GGUFQ_OK;
+}
+
 static int order_positionals(requant_args *a, const char *const pos[4], int n_pos)
 {
     ggufq_error err;
-    const bool middle_is_type = ggufq_requant_target_check(pos[1], &err) == GGUFQ_OK;
-    const bool last_is_type = n_pos >= 3 && ggufq_requant_target_check(pos[2], NULL) == GGUFQ_OK;
+    const bool middle_is_type = is_target(pos[1], &err);
+    const bool last_is_type = n_pos >= 3 && is_target(pos[2], NULL);
     a->in = pos[0];
     if (middle_is_type && n_pos <= 3) {
         a->target = pos[1];
@@ -209,6 +217,10 @@ static int parse_args(int argc, char **argv, requant_args *a)
     a->o.include_weights = a->include;
     a->o.exclude_weights = a->exclude;
     a->o.kv_overrides = a->kv;
+    /* what the library refuses before opening a file is a usage error too (exit 2) */
+    ggufq_error err;
+    if (ggufq_requant_options_check(&a->o, &err) != GGUFQ_OK)
+        return cli_usage_error("requant", "%s", err.message);
     return CLI_EXIT_OK;
 }
 

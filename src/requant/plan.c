@@ -607,6 +607,16 @@ static void free_patterns(policy *p)
     free(p->pattern_types);
 }
 
+int gq_plan_check_tensor_types(const ggufq_requant_options *opts, ggufq_error *err)
+{
+    policy p;
+    memset(&p, 0, sizeof p);
+    p.err = err;
+    int rc = compile_patterns(&p, opts);
+    free_patterns(&p);
+    return rc;
+}
+
 static int setup(policy *p, const gq_model_info *m, const gq_plan_input *in, int64_t n,
                  const ggufq_requant_options *opts, int ftype, ggufq_type default_type, bool has_imatrix)
 {

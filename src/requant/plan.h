@@ -116,6 +116,9 @@ const char *gq_ftype_name(int ftype);
  * GGUFQ_E_BAD_SIZE (a row length no type fits, where llama.cpp fails too),
  * GGUFQ_E_FORMAT (an expert model tensor without a layer number).
  */
+/* The --tensor-type rules of opts compile (REGEX=TYPE, a type to quantize to), or the error. */
+int gq_plan_check_tensor_types(const ggufq_requant_options *opts, ggufq_error *err);
+
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err);

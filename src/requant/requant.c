@@ -432,15 +432,6 @@ static int target_failure(const char *target, int rc, ggufq_error *err)
                       target ? target : "(null)");
 }
 
-int ggufq_requant_target_check(const char *target, ggufq_error *err)
-{
-    gq_error_clear(err);
-    int ftype = 0;
-    ggufq_type default_type;
-    bool is_recipe = false;
-    int rc = gq_resolve_target(target, &ftype, &default_type, &is_recipe);
-    return rc < 0 ? target_failure(target, rc, err) : GGUFQ_OK;
-}
 
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err)
@@ -512,6 +503,25 @@ static int check_options(const ggufq_requant_options *opts, ggufq_error *err)
 }
 
 static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err);
+
+int ggufq_requant_options_check(const ggufq_requant_options *opts, ggufq_error *err)
+{
+    gq_error_clear(err);
+    int rc = check_options(opts, err);
+    if (rc < 0)
+        return rc;
+    int ftype = 0;
+    ggufq_type default_type;
+    bool is_recipe = false;
+    if ((rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe)) < 0)
+        return target_failure(opts->target, rc, err);
+    if ((rc = gq_plan_check_tensor_types(opts, err)) < 0)
+        return rc;
+    gq_kv_override *kv = NULL;
+    rc = parse_overrides(opts, &kv, err);
+    free(kv);
+    return rc;
+}
 
 int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, ggufq_plan **out,
                        ggufq_error *err)

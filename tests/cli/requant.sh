@@ -110,7 +110,7 @@ for args in "$Z3 IQ2_XXS" "$Z3 q8_0 --imatrix $TESTS/data/one_entry.dat" \
     run requant "$in" "$t" "$TMP/rq/w.gguf" "$@"
     real_rc=$rc; cp "$TMP/err" "$TMP/real.err"
     run requant "$in" "$t" "$TMP/rq/w.gguf" "$@" --dry-run
-    [ "$rc" -eq 1 ] && [ "$real_rc" -eq 1 ] && cmp -s "$TMP/err" "$TMP/real.err" &&
+    [ "$rc" -ne 0 ] && [ "$rc" -eq "$real_rc" ] && cmp -s "$TMP/err" "$TMP/real.err" &&
         echo "ok: --dry-run refuses as the run does: $t $*" ||
         fail "--dry-run vs run ($t $*): exit $rc vs $real_rc: $(cat "$TMP/err") / $(cat "$TMP/real.err")"
     [ -e "$TMP/rq/w.gguf" ] && fail "refused run wrote $TMP/rq/w.gguf"
@@ -119,6 +119,15 @@ done
 for t in 99 4 q8_K "Q4_K " x15; do
     run requant "$FIXTURE" "$t" "$TMP/empty/x.gguf"
     expect 2 "unknown TYPE '$t' is a usage error" && err_has "is not a llama-quantize type" "unknown TYPE message"
+done
+
+# what the library refuses before reading the file is a usage error: exit 2, nothing written
+for opt in "--tensor-type (=q8_0" "--override-kv foo" "--override-kv general.name=text:x" \
+           "--include-weights attn"; do
+    # shellcheck disable=SC2086
+    run requant "$FIXTURE" q8_0 "$TMP/rq/none.gguf" $opt
+    expect 2 "usage error: $opt"
+    [ -e "$TMP/rq/none.gguf" ] && fail "usage error $opt wrote a file"
 done
 
 # ---- llama-quantize's order IN OUT TYPE [NTHREADS], when unambiguous -----------
