@@ -127,6 +127,7 @@ test-tsan: peer
 # libFuzzer targets (tests/fuzz): each runs SECONDS seconds on a copy of its corpus
 # (new inputs stay in build-fuzz/corpus/<target>, crashes go to build-fuzz/artifacts/<target>/).
 fuzz:
+	@sh scripts/install-deps --fuzz
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DGGUFQ_BUILD_BENCH=OFF -DGGUFQ_BUILD_CLI=OFF -DGGUFQ_FUZZ=ON "-DGGUFQ_FUZZ_FLAGS=$(FUZZ_FLAGS)"
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
