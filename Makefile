@@ -1,7 +1,8 @@
 # ggufq — convenience wrapper around CMake.
 #
 #   make            build (Release) into build/
-#   make run        install missing dependencies, build, run the main job on the bundled sample
+#   make run        install missing dependencies, build, write the sample model (a 2-block llama of
+#                   width 256 with the fixture's vocabulary, F16) and requantize it to Q4_K_M
 #   make test       install missing dependencies, build, fetch the ggml peer, run every test
 #   make bench      build, fetch the ggml peer, run `ggufq bench` (BENCH_ARGS="--quantize" ...);
 #                   the google/benchmark suite is build/bench/ggufq-bench (--benchmark_filter=...)
@@ -27,7 +28,9 @@ PREFIX   ?= /usr/local
 MANIFEST ?= $(BUILD)/install_manifest.txt
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
-SAMPLE   := tests/data/llama-2-tiny-random.gguf
+TEMPLATE := tests/data/llama-2-tiny-random.gguf
+SAMPLE   := $(BUILD)/sample-f16.gguf
+SAMPLE_TARGET ?= Q4_K_M
 BENCH_ARGS ?=
 SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
@@ -49,9 +52,15 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The fixture's rows of 8 fit no quantized block (every tensor would be
+# copied), so the sample is generated from it: same vocabulary, width 256.
 run: deps
 	@$(MAKE) --no-print-directory build
-	./$(BUILD)/ggufq requant $(SAMPLE) q4_K $(BUILD)/llama-2-tiny-random-q4_K.gguf
+	./$(BUILD)/tools/make-sample $(TEMPLATE) $(SAMPLE)
+	./$(BUILD)/ggufq requant $(SAMPLE) $(SAMPLE_TARGET) $(BUILD)/sample-$(SAMPLE_TARGET).gguf
+	@echo
+	@echo "Every matrix of the sample was quantized by llama.cpp's $(SAMPLE_TARGET) rules (norms stay F32):"
+	./$(BUILD)/ggufq info $(BUILD)/sample-$(SAMPLE_TARGET).gguf | sed -n '/^tensors/,$$p'
 
 peer:
 	@sh tools/fetch-peer $(BUILD)/peer
