@@ -6,9 +6,16 @@
 set(commit "unknown")
 find_package(Git QUIET)
 if(GIT_FOUND)
+  # Only SRC's own checkout: not that of a directory it was unpacked into.
+  execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} rev-parse --show-toplevel
+    OUTPUT_VARIABLE top RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  get_filename_component(src_real "${SRC}" REALPATH)
+  if(rc EQUAL 0)
+    get_filename_component(top "${top}" REALPATH)
+  endif()
   execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} rev-parse --short=12 HEAD
     OUTPUT_VARIABLE head RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(rc EQUAL 0 AND head MATCHES "^[0-9a-f]+$")
+  if(rc EQUAL 0 AND head MATCHES "^[0-9a-f]+$" AND top STREQUAL src_real)
     set(commit "${head}")
     # Tracked files changed since that commit: the binary is not that commit's.
     execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} status --porcelain --untracked-files=no

@@ -107,7 +107,7 @@ static bool cpu_model_from_proc(char *buf, size_t size)
 static bool cpu_model_from_cpuid(char *buf, size_t size)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (__get_cpuid_max(0x80000000u, NULL) < 0x80000004u)
+    if ((unsigned int)__get_cpuid_max(0x80000000u, NULL) < 0x80000004u)   /* int in clang, unsigned in gcc */
         return false;
     unsigned int regs[12];
     for (unsigned int i = 0; i < 3; i++)
