@@ -56,6 +56,7 @@ static void call_peer_quantize(void *ctx)
     for (int64_t r = 0; r < BENCH_WEIGHTS / BENCH_ROW; r++)
         c->peer.row(c->weights + r * BENCH_ROW, (char *)c->qout + (size_t)r * c->row_bytes, BENCH_ROW);
 }
+
 /* ------------------------------------------------------------------------- */
 /* Results                                                                   */
 /* ------------------------------------------------------------------------- */
