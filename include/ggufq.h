@@ -540,6 +540,30 @@ GGUFQ_API int ggufq_requant(const char *in_path, const char *out_path,
                             const ggufq_requant_options *opts,
                             ggufq_progress_fn progress, void *user_data, ggufq_error *err);
 
+/* ------------------------------------------------------------------------- */
+/* Catalogue (what `ggufq types` lists)                                      */
+/* ------------------------------------------------------------------------- */
+
+/** true if ggufq_quantize can encode this type (some need an imatrix: ggufq_type_needs_imatrix). */
+GGUFQ_API bool ggufq_type_can_quantize(ggufq_type type);
+
+/** One of the TYPE names llama-quantize lists (its QUANT_OPTIONS), as ggufq_requant reads them. */
+typedef struct ggufq_recipe_info {
+    const char *name;          /* "Q4_K_M"; aliases ("Q4_K") and "COPY" included */
+    uint32_t    file_type;     /* llama.cpp's llama_ftype, written as general.file_type */
+    ggufq_type  default_type;  /* the type most tensors get */
+    const char *alias_of;      /* an alias: the recipe it names ("Q4_K_M"); else NULL */
+    bool        copy;          /* COPY: every tensor kept as it is */
+    bool        needs_imatrix; /* llama.cpp refuses it without an importance matrix (on a llama) */
+    double      bpw;           /* bits per weight llama-quantize states; 0 where it states a size */
+    const char *description;   /* llama-quantize's text: "4.58G, +0.1754 ppl @ Llama-3-8B" */
+} ggufq_recipe_info;
+
+/** How many names llama-quantize lists (aliases and COPY included). */
+GGUFQ_API int64_t ggufq_recipe_count(void);
+/** The i-th, in llama-quantize's order; GGUFQ_E_INVALID_ARG if i is out of range or out is NULL. */
+GGUFQ_API int     ggufq_recipe_at(int64_t i, ggufq_recipe_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,6 +47,13 @@ int ggufq_quantize(ggufq_type type, const float *src, void *dst,
     return k->quantize(src, dst, nrows, n_per_row, imatrix);
 }
 
+bool ggufq_type_can_quantize(ggufq_type type)
+{
+    /* every ISA's table starts from the scalar kernels: the answer is the same for all */
+    const gq_kernels *k = gq_kernels_for(type);
+    return k && k->quantize;
+}
+
 int ggufq_isa_env_status(ggufq_error *err)
 {
     const char *message = NULL;

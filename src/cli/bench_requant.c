@@ -31,6 +31,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "json.h"
+#include "sysinfo.h"
 
 #define LLAMA_LIB       "libllama.v0.5.0.so"
 #define MAX_TARGETS     8
@@ -359,6 +360,7 @@ static int parse_targets(rq_opts *o, char *list)
     return o->n_targets ? CLI_EXIT_OK : cli_usage_error("bench", "--target needs a type or recipe");
 }
 
+/* Returns CLI_EXIT_OK, another exit status, or -1 when the help was printed. */
 static int parse_rq_args(int argc, char **argv, rq_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -366,6 +368,10 @@ static int parse_rq_args(int argc, char **argv, rq_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--requant") == 0) continue;
+        if (cli_is_help_option(a)) {
+            cli_help("bench");
+            return -1;
+        }
         if (strcmp(a, "--json") == 0) { o->json = true; continue; }
         if (strcmp(a, "--no-peer") == 0) { o->no_peer = true; continue; }
         static const char *const with_value[] = { "--model", "--target", "--threads", "--runs", "--peer" };
@@ -445,6 +451,7 @@ static void print_rq_text(const rq_opts *o, const char *model, int64_t weights, 
 {
     out_printf("ggufq %s bench --requant: %d thread%s, best of %d run%s (each a fresh process)\n",
                ggufq_version(), o->threads, o->threads == 1 ? "" : "s", o->runs, o->runs == 1 ? "" : "s");
+    cli_sysinfo_print_text();
     if (weights)
         out_printf("model:     %s (synthetic llama, F16, %.1f M weights)\n", model, (double)weights / 1e6);
     else
@@ -494,13 +501,17 @@ static void print_rq_json(const rq_opts *o, const char *model, int64_t weights, 
         out_printf(",\"same_tensor_bytes\":%s,\"same_file\":%s}", tri[r->same_tensors + 1],
                    tri[r->same_files + 1]);
     }
-    out_puts("]}\n");
+    out_puts("],");
+    cli_sysinfo_print_json();
+    out_puts("}\n");
 }
 
 int bench_requant(int argc, char **argv)
 {
     rq_opts o;
     int rc = parse_rq_args(argc, argv, &o);
+    if (rc < 0)
+        return CLI_EXIT_OK;   /* help printed */
     if (rc != CLI_EXIT_OK)
         return rc;
     char llama[PATH_MAX + 64] = "", why[PATH_MAX + 128];

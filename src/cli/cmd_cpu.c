@@ -2,45 +2,22 @@
  * cmd_cpu.c — `ggufq cpu [--json]`: the CPU features the library detected,
  * which ISAs' kernels can run here, and the one in use.
  *
- * Also holds cli_check_isa_env(), run by main before every command, so that a
- * GGUFQ_ISA the CPU cannot run is an error rather than a silent fallback.
+ * First the provenance (sysinfo.h): CPU model, CPUs, build and compiler.
  */
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
 #include "json.h"
+#include "sysinfo.h"
 
 static const ggufq_isa all_isas[] = {
     GGUFQ_ISA_SCALAR, GGUFQ_ISA_AVX2, GGUFQ_ISA_AVX512, GGUFQ_ISA_NEON
 };
 #define N_ISAS (sizeof all_isas / sizeof all_isas[0])
 
-int cli_parse_isa(const char *name)
-{
-    for (size_t i = 0; i < N_ISAS; i++)
-        if (strcasecmp(name, ggufq_isa_name(all_isas[i])) == 0)
-            return (int)all_isas[i];
-    return -1;
-}
-
-/*
- * The library falls back to the best ISA when GGUFQ_ISA is unusable (and
- * says so only through ggufq_isa_env_status); a user who asked for one ISA
- * must not get numbers or files from another without noticing.
- */
-int cli_check_isa_env(void)
-{
-    ggufq_error err;
-    if (ggufq_isa_env_status(&err) < 0) {
-        cli_error("%s", err.message);
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
-}
-
 static void print_text(void)
 {
+    cli_sysinfo_print_text();
     out_printf("features: %s\n", ggufq_cpu_features());
     out_puts("isa:\n");
     for (size_t i = 0; i < N_ISAS; i++) {
@@ -50,7 +27,7 @@ static void print_text(void)
     out_printf("selected: %s\n", ggufq_isa_name(ggufq_active_isa()));
 }
 
-/* {"features":["x86-64",...],"isa":{"scalar":true,...},"selected":"avx2"} */
+/* {"features":["x86-64",...],"isa":{"scalar":true,...},"selected":"avx2","provenance":{...}} */
 static void print_json(void)
 {
     const char *f = ggufq_cpu_features();
@@ -73,7 +50,9 @@ static void print_json(void)
         out_printf("%s\"%s\":%s", i ? "," : "", name,
                    ggufq_isa_supported(all_isas[i]) ? "true" : "false");
     }
-    out_printf("},\"selected\":\"%s\"}\n", ggufq_isa_name(ggufq_active_isa()));
+    out_printf("},\"selected\":\"%s\",", ggufq_isa_name(ggufq_active_isa()));
+    cli_sysinfo_print_json();
+    out_puts("}\n");
 }
 
 int cmd_cpu(int argc, char **argv)
@@ -95,3 +74,31 @@ int cmd_cpu(int argc, char **argv)
         print_text();
     return CLI_EXIT_OK;
 }
+
+const cli_command cmd_cpu_command = {
+    .name = "cpu",
+    .summary = "Show the CPU's features and which kernels run",
+    .usage = "usage: ggufq cpu [--json]",
+    .help =
+      "Print where results come from: the machine (CPU model, CPUs online and\n"
+      "CPUs this process may run on) and the build (ggufq version, git commit,\n"
+      "build type, compiler); then the CPU features the library detected, each\n"
+      "instruction set with whether this CPU and OS can run its kernels, and the\n"
+      "line 'selected: ISA' naming the kernels in use.\n"
+      "\n"
+      "GGUFQ_ISA=scalar|avx2|avx512|neon in the environment forces one ISA for\n"
+      "every command; if the CPU cannot run it, every command fails (exit 1).\n"
+      "\n"
+      "Options:\n"
+      "  --json      {\"features\": [...], \"isa\": {name: true|false, ...},\n"
+      "               \"selected\": name, \"provenance\": {\"cpu_model\",\n"
+      "               \"cpus_online\", \"cpus_usable\", \"compiler\", \"version\",\n"
+      "               \"commit\", \"build_type\", \"isa\"}}\n"
+      "  -h, --help  Show this help\n"
+      "\n"
+      "Examples:\n"
+      "  ggufq cpu\n"
+      "  GGUFQ_ISA=avx2 ggufq cpu\n"
+      "  ggufq cpu --json | jq -r .provenance.commit\n",
+    .run = cmd_cpu,
+};

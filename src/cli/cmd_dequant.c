@@ -312,3 +312,35 @@ int cmd_dequant(int argc, char **argv)
                ggufq_type_name(job.target));
     return CLI_EXIT_OK;
 }
+
+/* ------------------------------------------------------------------------- */
+/* Help                                                                      */
+/* ------------------------------------------------------------------------- */
+
+const cli_command cmd_dequant_command = {
+    .name = "dequant",
+    .summary = "Convert every tensor to f32, f16 or bf16",
+    .usage = "usage: ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]",
+    .help =
+      "Write OUT, a copy of the GGUF file IN with every tensor decoded to F32\n"
+      "(bit for bit as ggml's reference kernels) and, for f16 and bf16, encoded\n"
+      "again as that type. Tensors already of the target type are copied as they\n"
+      "are. Metadata is copied in order; general.file_type is set to llama.cpp's\n"
+      "file type (f32: 0, f16: 1, bf16: 32); the alignment is kept. Metadata\n"
+      "holding nested arrays (valid GGUF, but refused by ggml) is refused.\n"
+      "OUT is written to a temporary file renamed into place at the end: on any\n"
+      "failure OUT is left untouched. OUT may not be IN.\n"
+      "\n"
+      "Options:\n"
+      "  --to TYPE      Target type: f32 (default), f16 or bf16\n"
+      "  --threads N    Worker threads (default and 0: all cores, or\n"
+      "                 OMP_NUM_THREADS when set)\n"
+      "  --             Ends the options: IN and OUT may then start with '-'\n"
+      "  -h, --help     Show this help\n"
+      "\n"
+      "Examples:\n"
+      "  ggufq dequant model-Q4_K_M.gguf model-f32.gguf\n"
+      "  ggufq dequant model-Q8_0.gguf model-f16.gguf --to f16 --threads 8\n"
+      "  ggufq dequant model-IQ4_XS.gguf model-bf16.gguf --to=bf16\n",
+    .run = cmd_dequant,
+};

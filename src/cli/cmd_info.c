@@ -392,3 +392,38 @@ int cmd_info(int argc, char **argv)
     ggufq_close(f);
     return rc < 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
+
+/* ------------------------------------------------------------------------- */
+/* Help                                                                      */
+/* ------------------------------------------------------------------------- */
+
+const cli_command cmd_info_command = {
+    .name = "info",
+    .summary = "Show a GGUF file's header, metadata and tensors",
+    .usage = "usage: ggufq info [--json] FILE",
+    .help =
+      "Print the header (version, alignment, data offset, file size, key and\n"
+      "tensor counts), one line per metadata key (type and value; long strings\n"
+      "and arrays abbreviated) and a table of the tensors with totals.\n"
+      "\n"
+      "Options:\n"
+      "  --json      Print one compact JSON object on a single line instead:\n"
+      "              {\"version\", \"alignment\", \"kv_count\", \"tensor_count\",\n"
+      "               \"metadata\": {key: value, ...} in file order,\n"
+      "               \"tensors\": [{\"name\", \"type\", \"shape\", \"offset\", \"size\"}, ...]}\n"
+      "              \"offset\" is relative to the start of the data section.\n"
+      "              Arrays are printed in full. Integers are exact (uint64\n"
+      "              included); floats use the shortest decimal that reads back\n"
+      "              as the same float32/float64 (-0.0 for negative zero); NaN\n"
+      "              and infinities are null. Strings are UTF-8 with control\n"
+      "              characters escaped; each invalid UTF-8 sequence (maximal\n"
+      "              subpart, as Unicode and Python define it) becomes \\ufffd.\n"
+      "  --          Ends the options: FILE may then start with '-'\n"
+      "  -h, --help  Show this help\n"
+      "\n"
+      "Examples:\n"
+      "  ggufq info model.gguf\n"
+      "  ggufq info --json model.gguf | jq '.metadata[\"general.architecture\"]'\n"
+      "  ggufq info --json model.gguf | jq -r '.tensors[] | \"\\(.type) \\(.name)\"'\n",
+    .run = cmd_info,
+};

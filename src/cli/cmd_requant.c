@@ -450,3 +450,72 @@ int cmd_requant(int argc, char **argv)
     ggufq_plan_free(plan);
     return CLI_EXIT_OK;
 }
+
+/* ------------------------------------------------------------------------- */
+/* Help                                                                      */
+/* ------------------------------------------------------------------------- */
+
+const cli_command cmd_requant_command = {
+    .name = "requant",
+    .summary = "Requantize a GGUF file exactly as llama.cpp's llama-quantize does",
+    .usage = "usage: ggufq requant IN TYPE OUT [options]\n"
+             "       ggufq requant IN OUT TYPE [NTHREADS] [options]   (llama-quantize's order)",
+    .help =
+      "The second form is taken when OUT is no TYPE and the last argument is.\n"
+      "Write OUT, IN with every tensor that llama.cpp quantizes converted to\n"
+      "TYPE, read as llama-quantize reads it: one of its names, in any case\n"
+      "(Q4_K_M, Q5_K_S, Q3_K_M, IQ4_XS, Q2_K_S, Q6_K, Q8_0, F16 ...: llama.cpp's\n"
+      "per-tensor mix; Q3_K, Q4_K and Q5_K are Q3_K_M, Q4_K_M and Q5_K_M), a\n"
+      "file type number (15 is Q4_K_M, 7 Q8_0, 0 F32), or COPY (every tensor\n"
+      "kept as it is, the file rewritten). A ggml type name that is none of\n"
+      "these (mxfp4, nvfp4) is a bare type: every such tensor gets it. For one\n"
+      "type everywhere use --pure (q4_K --pure: q4_K wherever it fits).\n"
+      "'ggufq types' lists every TYPE name and number.\n"
+      "Tensor types and bytes are those llama_model_quantize writes; so is the\n"
+      "tensor order (sorted by layer, then name; with --keep-split, each shard\n"
+      "in its input order). Inputs of any type (F32, F16, BF16, quantized) are\n"
+      "decoded and encoded again; tensors that keep their type are copied byte\n"
+      "for byte. Metadata is copied, with general.quantization_version = 2 and\n"
+      "general.file_type = the recipe's llama.cpp file type (COPY: IN's).\n"
+      "Given shard 1 of a split model (name-00001-of-0000N.gguf), every shard\n"
+      "is read.\n"
+      "OUT is written to a temporary file renamed into place at the end: on any\n"
+      "failure, SIGINT or SIGTERM, OUT is left untouched. OUT may not be IN.\n"
+      "\n"
+      "Options (those with a value also as --option=VALUE):\n"
+      "  --threads N                 Worker threads (default and 0: all cores, or\n"
+      "                              OMP_NUM_THREADS when set)\n"
+      "  --imatrix FILE              Importance matrix (GGUF or legacy .dat)\n"
+      "  --include-weights NAME      Use the imatrix only for tensors whose name\n"
+      "                              contains NAME (repeatable)\n"
+      "  --exclude-weights NAME      Do not use it for those (repeatable)\n"
+      "  --output-tensor-type T      Type of output.weight\n"
+      "  --token-embedding-type T    Type of token_embd.weight\n"
+      "  --tensor-type REGEX=T       Type of the tensors REGEX matches (repeatable;\n"
+      "                              the first match wins)\n"
+      "  --leave-output-tensor       Keep output.weight as it is\n"
+      "  --allow-requantize          Convert tensors that are already quantized\n"
+      "                              (decoded first: quality is lost); without it\n"
+      "                              such a run is refused, as llama-quantize does\n"
+      "  --pure                      No recipe mix: every tensor gets TYPE's default\n"
+      "                              type (llama-quantize --pure)\n"
+      "  --override-kv KEY=TYPE:VAL  Set a metadata key (TYPE: int, float, bool, str)\n"
+      "  --keep-split                Write the same shards as the input\n"
+      "  --dry-run                   Print the plan (types, sizes, bits per weight)\n"
+      "                              and write nothing; OUT may be omitted. Refuses\n"
+      "                              what the run would (same message and status),\n"
+      "                              except what only the weights or OUT reveal\n"
+      "  --progress bar|json|none    Progress on stderr (default: a bar when stderr\n"
+      "                              is a terminal); json: one object per line\n"
+      "  -q, --quiet                 No progress, no summary\n"
+      "  --                          Ends the options: the arguments after it may\n"
+      "                              start with '-'\n"
+      "  -h, --help                  Show this help\n"
+      "\n"
+      "Examples:\n"
+      "  ggufq requant model-f16.gguf Q4_K_M model-Q4_K_M.gguf\n"
+      "  ggufq requant model-f16.gguf model-Q4_K_M.gguf Q4_K_M 8   (llama-quantize's order)\n"
+      "  ggufq requant model-f16.gguf IQ2_XS model-IQ2_XS.gguf --imatrix imatrix.gguf\n"
+      "  ggufq requant model-f16.gguf Q4_K_M --dry-run --tensor-type 'attn_v=q8_0'\n",
+    .run = cmd_requant,
+};

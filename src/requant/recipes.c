@@ -209,3 +209,111 @@ int gq_ftype_guess(ggufq_type type)
     default:                 return GQ_FTYPE_ALL_F32;   /* f32, and types the loader does not name */
     }
 }
+
+/* --------------------------------------------------------------------------- */
+/* The public list (ggufq_recipe_count / ggufq_recipe_at: `ggufq types`)         */
+/* --------------------------------------------------------------------------- */
+
+/* llama-quantize's description of each name in RECIPES (its usage text), same order. */
+static const struct { const char *name; const char *text; } RECIPE_TEXT[] = {
+    { "Q1_0",      "1.125 bpw quantization" },
+    { "Q2_0",      "2.25 bpw quantization (group 64)" },
+    { "Q4_0",      "4.34G, +0.4685 ppl @ Llama-3-8B" },
+    { "Q4_1",      "4.78G, +0.4511 ppl @ Llama-3-8B" },
+    { "MXFP4_MOE", "MXFP4 MoE" },
+    { "Q5_0",      "5.21G, +0.1316 ppl @ Llama-3-8B" },
+    { "Q5_1",      "5.65G, +0.1062 ppl @ Llama-3-8B" },
+    { "IQ2_XXS",   "2.06 bpw quantization" },
+    { "IQ2_XS",    "2.31 bpw quantization" },
+    { "IQ2_S",     "2.5  bpw quantization" },
+    { "IQ2_M",     "2.7  bpw quantization" },
+    { "IQ1_S",     "1.56 bpw quantization" },
+    { "IQ1_M",     "1.75 bpw quantization" },
+    { "TQ1_0",     "1.69 bpw ternarization" },
+    { "TQ2_0",     "2.06 bpw ternarization" },
+    { "Q2_K",      "2.96G, +3.5199 ppl @ Llama-3-8B" },
+    { "Q2_K_S",    "2.96G, +3.1836 ppl @ Llama-3-8B" },
+    { "IQ3_XXS",   "3.06 bpw quantization" },
+    { "IQ3_S",     "3.44 bpw quantization" },
+    { "IQ3_M",     "3.66 bpw quantization mix" },
+    { "Q3_K",      "alias for Q3_K_M" },
+    { "IQ3_XS",    "3.3 bpw quantization" },
+    { "Q3_K_S",    "3.41G, +1.6321 ppl @ Llama-3-8B" },
+    { "Q3_K_M",    "3.74G, +0.6569 ppl @ Llama-3-8B" },
+    { "Q3_K_L",    "4.03G, +0.5562 ppl @ Llama-3-8B" },
+    { "IQ4_NL",    "4.50 bpw non-linear quantization" },
+    { "IQ4_XS",    "4.25 bpw non-linear quantization" },
+    { "Q4_K",      "alias for Q4_K_M" },
+    { "Q4_K_S",    "4.37G, +0.2689 ppl @ Llama-3-8B" },
+    { "Q4_K_M",    "4.58G, +0.1754 ppl @ Llama-3-8B" },
+    { "Q5_K",      "alias for Q5_K_M" },
+    { "Q5_K_S",    "5.21G, +0.1049 ppl @ Llama-3-8B" },
+    { "Q5_K_M",    "5.33G, +0.0569 ppl @ Llama-3-8B" },
+    { "Q6_K",      "6.14G, +0.0217 ppl @ Llama-3-8B" },
+    { "Q8_0",      "7.96G, +0.0026 ppl @ Llama-3-8B" },
+    { "F16",       "14.00G, +0.0020 ppl @ Mistral-7B" },
+    { "BF16",      "14.00G, -0.0050 ppl @ Mistral-7B" },
+    { "F32",       "26.00G              @ 7B" },
+    { "COPY",      "only copy tensors, no quantizing" },
+};
+_Static_assert(sizeof RECIPE_TEXT / sizeof RECIPE_TEXT[0] == N_RECIPES, "one text per recipe");
+
+/*
+ * Recipes that put, on a llama's tensors, a type llama.cpp's
+ * tensor_requires_imatrix refuses without an importance matrix (see
+ * gq_tensor_requires_imatrix): their default type, or IQ3_XS's iq3_xxs
+ * (attn_q, attn_k, middle ffn_gate/up), IQ3_XXS's iq2_s (attn_q, attn_k),
+ * Q2_K_S's q2_K.
+ */
+static bool recipe_needs_imatrix(int ftype)
+{
+    switch (ftype) {
+    case GQ_FTYPE_MOSTLY_IQ2_XXS: case GQ_FTYPE_MOSTLY_IQ2_XS: case GQ_FTYPE_MOSTLY_IQ2_S:
+    case GQ_FTYPE_MOSTLY_IQ2_M:   case GQ_FTYPE_MOSTLY_IQ1_S:  case GQ_FTYPE_MOSTLY_IQ1_M:
+    case GQ_FTYPE_MOSTLY_IQ3_XXS: case GQ_FTYPE_MOSTLY_IQ3_XS: case GQ_FTYPE_MOSTLY_Q2_K_S:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* "<number> bpw ..." at the start of a description: that number; else 0. */
+static double stated_bpw(const char *text)
+{
+    double v = 0, scale = 0;
+    const char *s = text;
+    for (; isdigit((unsigned char)*s) || (*s == '.' && scale == 0); s++) {
+        if (*s == '.')
+            scale = 1;
+        else if (scale == 0)
+            v = v * 10 + (*s - '0');
+        else
+            v += (*s - '0') * (scale /= 10);
+    }
+    if (s == text)
+        return 0;
+    while (*s == ' ')
+        s++;
+    return s[0] == 'b' && s[1] == 'p' && s[2] == 'w' ? v : 0;
+}
+
+int64_t ggufq_recipe_count(void)
+{
+    return (int64_t)N_RECIPES;
+}
+
+int ggufq_recipe_at(int64_t i, ggufq_recipe_info *out)
+{
+    if (!out || i < 0 || i >= (int64_t)N_RECIPES)
+        return GGUFQ_E_INVALID_ARG;
+    const gq_recipe *r = &RECIPES[i];
+    out->name = r->name;
+    out->file_type = (uint32_t)r->ftype;
+    out->default_type = (ggufq_type)r->default_type;
+    out->alias_of = r->kind == ALIAS ? gq_ftype_name(r->ftype) : NULL;
+    out->copy = r->kind == COPY;
+    out->needs_imatrix = recipe_needs_imatrix(r->ftype);
+    out->description = RECIPE_TEXT[i].text;
+    out->bpw = stated_bpw(RECIPE_TEXT[i].text);
+    return GGUFQ_OK;
+}

@@ -42,13 +42,13 @@ for args in "help" "--help" "-h"; do
     out_has "^usage: ggufq COMMAND" "ggufq $args"
     out_has "^  info " "ggufq $args"
     out_has "^  dequant " "ggufq $args"
-    for c in requant bench cpu; do
+    for c in requant types bench cpu; do
         out_has "^  $c " "ggufq $args"
     done
     err_empty "ggufq $args"
 done
 
-for cmd in info dequant; do
+for cmd in info dequant requant types bench cpu; do
     run help $cmd
     expect 0 "help $cmd"
     out_has "^usage: ggufq $cmd" "help $cmd"

@@ -55,13 +55,24 @@ out_line '^features: ' "cpu"
 out_line '^  scalar +yes$' "cpu: scalar always runs"
 out_line '^selected: (scalar|avx2|avx512|neon)$' "cpu: selected line"
 SELECTED=$(sed -n 's/^selected: //p' "$TMP/out")
+# provenance: the machine and the build, before the features
+out_line '^machine:  .+, [0-9]+ CPUs? online, ([0-9]+ usable|usable unknown)$' "cpu: machine line"
+out_line '^build:    ggufq [0-9]+\.[0-9]+\.[0-9]+, commit ([0-9a-f]{7,40}(-dirty)?|unknown), [A-Za-z]+, (gcc|clang) [0-9]' \
+    "cpu: build line"
+[ "$(head -n 2 "$TMP/out" | sed 's/:.*//' | tr '\n' '|')" = "machine|build|" ] || fail "cpu: provenance not first"
+VERSION=$(sed -n 's/^build:    ggufq \([^,]*\),.*/\1/p' "$TMP/out")
+[ "ggufq $VERSION" = "$("$GGUFQ" --version)" ] || fail "cpu: build line's version is not --version's"
 # An ISA this CPU cannot run, if there is one (there always is: x86 lacks neon, arm lacks avx2).
 UNSUPPORTED=$(sed -n 's/^  \([a-z0-9]*\) *no$/\1/p' "$TMP/out" | head -n 1)
 
 run cpu --json
 expect 0 "cpu --json"
 json_ok "$TMP/out" "cpu --json" \
-    "doc['isa']['scalar'] is True and doc['selected'] == '$SELECTED' and isinstance(doc['features'], list)"
+    "doc['isa']['scalar'] is True and doc['selected'] == '$SELECTED' and isinstance(doc['features'], list) and \
+     doc['provenance']['isa'] == '$SELECTED' and doc['provenance']['cpus_online'] >= 1 and \
+     doc['provenance']['version'] == '$VERSION' and \
+     sorted(doc['provenance']) == ['build_type', 'commit', 'compiler', 'cpu_model', 'cpus_online', \
+                                   'cpus_usable', 'isa', 'version']"
 
 run_isa scalar cpu
 expect 0 "GGUFQ_ISA=scalar cpu"
@@ -105,6 +116,8 @@ out_line '^dequantize: ' "bench table heading"
 out_line '^type +Mw/s +GB/s' "bench column heading"
 out_line '^q4_0 +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2} ' "bench q4_0 row"
 out_line "^selected: $SELECTED\$" "bench names the selected ISA"
+out_line '^machine:  .+ CPUs? online' "bench: machine line"
+out_line '^build:    ggufq [0-9.]+, commit ' "bench: build line"
 [ "$(grep -c '^q4_0 ' "$TMP/out")" -eq 1 ] || fail "bench --type q4_0: expected one q4_0 row"
 if grep -q '^ggml: .*libggml-base.so (reference kernels)$' "$TMP/out"; then
     out_line '^geomean +[0-9]' "bench geomean row (peer present)"
@@ -120,7 +133,8 @@ json_ok "$TMP/out" "bench --json" \
     "doc['weights'] == 65536 and doc['selected'] == '$SELECTED' and \
      [r['impl'] for r in doc['dequantize'] if r['impl'] != 'ggml'] == ['scalar'] and \
      all(r['type'] == 'q8_0' and r['mweights_per_s'] > 0 and r['gb_per_s'] > 0 for r in doc['dequantize']) and \
-     'quantize' not in doc and set(doc['geomean_vs_ggml']) == {'dequantize'} and doc['memset'] == []"
+     'quantize' not in doc and set(doc['geomean_vs_ggml']) == {'dequantize'} and doc['memset'] == [] and \
+     doc['provenance']['isa'] == '$SELECTED' and doc['provenance']['commit'] != ''"
 
 run bench --json --quantize --type q4_1 --seconds 0.02 --isa scalar --no-peer --no-memset
 expect 0 "bench --json --quantize --no-peer"
@@ -133,7 +147,8 @@ run bench --mt --fresh --json --type q8_0 --seconds 0.01 --no-memset
 expect 0 "bench --mt --fresh --json"
 json_ok "$TMP/out" "bench --mt --fresh --json" \
     "doc['fresh'] is True and doc['bytes'] == 268435456 and doc['memset'] == [] and \
-     all(r['type'] == 'q8_0' and r['gb_per_s'] > 0 for r in doc['dequantize_mt'])"
+     all(r['type'] == 'q8_0' and r['gb_per_s'] > 0 for r in doc['dequantize_mt']) and \
+     doc['provenance']['isa'] == '$SELECTED'"
 run bench --fresh --type q8_0
 expect 2 "bench --fresh without --mt"
 err_has "--fresh goes with --mt" "bench --fresh without --mt"
@@ -156,7 +171,11 @@ expect 0 "bench --requant --json --no-peer"
 json_ok "$TMP/out" "bench --requant --json" \
     "doc['threads'] == 2 and doc['runs'] == 2 and doc['llama'] is None and doc['synthetic_weights'] == 0 and \
      [r['target'] for r in doc['requant']] == ['q4_0'] and doc['requant'][0]['ggufq_seconds'] > 0 and \
-     doc['requant'][0]['ggufq_max_rss_kb'] > 0 and doc['requant'][0]['same_file'] is None"
+     doc['requant'][0]['ggufq_max_rss_kb'] > 0 and doc['requant'][0]['same_file'] is None and \
+     doc['provenance']['isa'] == '$SELECTED'"
+run bench --requant --help
+expect 0 "bench --requant --help"
+out_line '^usage: ggufq bench ' "bench --requant --help"
 run bench --requant --runs 0
 expect 2 "bench --requant --runs 0"
 run bench --requant --target
