@@ -22,14 +22,20 @@ static const command commands[] = {
       "usage: ggufq info [--json] FILE",
       "Print the header (version, alignment, data offset, file size, key and\n"
       "tensor counts), one line per metadata key (type and value; long strings\n"
-      "and arrays abbreviated) and a table of the tensors with totals.\n"
+      "and arrays abbreviated; general.file_type with its name, as in\n"
+      "\"15 (Q4_K_M)\") and a table of the tensors with totals.\n"
       "\n"
       "Options:\n"
       "  --json      Print one compact JSON object on a single line instead:\n"
       "              {\"version\", \"alignment\", \"kv_count\", \"tensor_count\",\n"
       "               \"metadata\": {key: value, ...} in file order,\n"
-      "               \"tensors\": [{\"name\", \"type\", \"shape\", \"offset\", \"size\"}, ...]}\n"
-      "              \"offset\" is relative to the start of the data section.\n"
+      "               \"tensors\": [{\"name\", \"type\", \"shape\", \"offset\", \"size\",\n"
+      "                            \"file_offset\"}, ...],\n"
+      "               \"file_size\", \"data_offset\", \"file_type_name\" (or null),\n"
+      "               \"metadata_types\": {key: {\"type\"}, or for arrays {\"type\":\n"
+      "                 \"array\", \"element_type\", \"length\"}, ...}}\n"
+      "              \"offset\" is relative to the start of the data section,\n"
+      "              \"file_offset\" from the start of the file; \"size\" in bytes.\n"
       "              Arrays are printed in full. Integers are exact (uint64\n"
       "              included); floats use the shortest decimal that reads back\n"
       "              as the same float32/float64 (-0.0 for negative zero); NaN\n"
@@ -39,7 +45,8 @@ static const command commands[] = {
       "  -h, --help  Show this help\n" },
     { "dequant", cmd_dequant,
       "Convert every tensor to f32, f16 or bf16",
-      "usage: ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]",
+      "usage: ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]\n"
+      "                     [--progress bar|json|none] [-q]",
       "Write OUT, a copy of the GGUF file IN with every tensor decoded to F32\n"
       "(bit for bit as ggml's reference kernels) and, for f16 and bf16, encoded\n"
       "again as that type. Tensors already of the target type are copied as they\n"
@@ -53,6 +60,14 @@ static const command commands[] = {
       "  --to TYPE      Target type: f32 (default), f16 or bf16\n"
       "  --threads N    Worker threads (default and 0: all cores, or\n"
       "                 OMP_NUM_THREADS when set)\n"
+      "  --progress bar|json|none\n"
+      "                 bar: on stderr, fitted to the terminal (the default\n"
+      "                 when stderr is a terminal). json: one object a line on\n"
+      "                 stdout, each with an \"event\": \"start\", \"tensor\", then\n"
+      "                 \"summary\" (tensors converted/copied, bytes_in/out,\n"
+      "                 bpw_in/out, seconds) or, on failure, \"error\" (status,\n"
+      "                 exit_status, message) last; messages stay on stderr\n"
+      "  -q, --quiet    No bar, no summary (--progress json stays)\n"
       "  -h, --help     Show this help\n" },
     { "requant", cmd_requant,
       "Requantize a GGUF file exactly as llama.cpp's llama-quantize does",
@@ -101,9 +116,13 @@ static const command commands[] = {
       "                              and write nothing; OUT may be omitted. Refuses\n"
       "                              what the run would (same message and status),\n"
       "                              except what only the weights or OUT reveal\n"
-      "  --progress bar|json|none    Progress on stderr (default: a bar when stderr\n"
-      "                              is a terminal); json: one object per line\n"
-      "  -q, --quiet                 No progress, no summary\n"
+      "  --progress bar|json|none    bar: on stderr, fitted to the terminal (the\n"
+      "                              default when stderr is a terminal). json: one\n"
+      "                              object a line on stdout with an \"event\":\n"
+      "                              start, tensor, then summary (the text\n"
+      "                              summary's numbers) or error last; messages\n"
+      "                              stay on stderr (see 'ggufq help dequant')\n"
+      "  -q, --quiet                 No bar, no summary (--progress json stays)\n"
       "  -h, --help                  Show this help\n" },
     { "bench", cmd_bench,
       "Measure the kernels' speed (and ggml's, side by side)",
