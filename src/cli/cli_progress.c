@@ -204,8 +204,7 @@ void cli_progress_end(cli_progress *p)
 static void json_end_line(void)
 {
     out_putc('\n');
-    if (!out_broken())
-        (void)out_finish(CLI_EXIT_OK);
+    out_flush();
 }
 
 static void json_begin(const cli_progress *p, const char *event)

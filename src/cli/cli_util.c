@@ -111,6 +111,11 @@ void out_pad(size_t used, size_t width)
     }
 }
 
+void out_flush(void)
+{
+    out_flush_buffer();
+}
+
 bool out_broken(void)
 {
     return out_errno != 0;

@@ -42,6 +42,8 @@ void out_putc(char c);
 void out_printf(const char *fmt, ...) CLI_PRINTF_LIKE(1, 2);
 /* Spaces up to `width` display columns after having printed `used`. */
 void out_pad(size_t used, size_t width);
+/* Write what is buffered now (a line a reader waits for); a failure is reported by out_finish. */
+void out_flush(void);
 bool out_broken(void);
 /* Flush; returns status, or CLI_EXIT_FAIL after reporting a write error other than EPIPE. */
 int  out_finish(int status);
