@@ -321,8 +321,10 @@ static int print_tensors(const ggufq_file *f)
 
 /*
  * After the fields older versions printed (scripts rely on them as they are):
- * "file_type_name" (general.file_type's name, null if none) and "metadata_types", {key: {"type"}, or for an array
- * {"type": "array", "element_type", "length"}}, then the closing brace.
+ * "file_type_name" (general.file_type's name, null if none) and
+ * "metadata_types", {key: {"value_type"}, for an array with "element_type"
+ * and "length"}, then the closing brace. Not "type": scripts grep the
+ * tensors' "type":"..." pairs.
  */
 static int json_metadata_types(const ggufq_file *f)
 {
@@ -350,7 +352,7 @@ static int json_metadata_types(const ggufq_file *f)
         if (i > 0)
             out_putc(',');
         json_write_string(key, strlen(key));
-        out_printf(":{\"type\":\"%s\"", type ? type : "?");
+        out_printf(":{\"value_type\":\"%s\"", type ? type : "?");
         if (v.type == GGUFQ_VT_ARRAY) {
             const char *elem = ggufq_value_type_name(v.elem_type);
             out_printf(",\"element_type\":\"%s\",\"length\":%" PRIu64, elem ? elem : "?", v.count);

@@ -68,11 +68,11 @@ grep -q -F '"tensors":[{"name":"token_embd.weight","type":"f16","shape":[8,32000
 grep -q -F '{"name":"output.weight","type":"f16","shape":[8,32000],"offset":514144,"size":512000,"file_offset":1238560}],' \
     "$TMP/fixture.json" || fail "info --json: last tensor"
 # fields added after the old ones: the file, the file type's name, each key's type
-grep -q -F '}],"file_size":1750560,"data_offset":724416,"file_type_name":"F16","metadata_types":{"general.architecture":{"type":"string"},' \
+grep -q -F '}],"file_size":1750560,"data_offset":724416,"file_type_name":"F16","metadata_types":{"general.architecture":{"value_type":"string"},' \
     "$TMP/fixture.json" || fail "info --json: file size, data offset, file type name"
-grep -q -F '"tokenizer.ggml.tokens":{"type":"array","element_type":"string","length":32000},' \
+grep -q -F '"tokenizer.ggml.tokens":{"value_type":"array","element_type":"string","length":32000},' \
     "$TMP/fixture.json" || fail "info --json: an array's element type and length"
-grep -q -F '"tokenizer.ggml.unknown_token_id":{"type":"uint32"}}}' \
+grep -q -F '"tokenizer.ggml.unknown_token_id":{"value_type":"uint32"}}}' \
     "$TMP/fixture.json" || fail "info --json: the last key's type, then the end"
 run info "$FIXTURE" --json   # options may follow the file
 expect 0 "info FILE --json"
@@ -100,7 +100,7 @@ TYPE_NAMES = {0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "i
               7: "bool", 8: "string", 9: "array", 10: "uint64", 11: "int64", 12: "float64"}
 def kv():
     key, t = gstr(), take("I")
-    want = {"type": TYPE_NAMES[t]}
+    want = {"value_type": TYPE_NAMES[t]}
     if t == 9:
         et, n = struct.unpack_from("<IQ", data, pos)
         want.update(element_type=TYPE_NAMES[et], length=n)
@@ -323,7 +323,7 @@ EOF
         '"arr_nested_str":[["a","b\""],["\ufffd"]],' '"arr_bool":[true,false],' \
         '"arr_f32":[1.5,null,null],' '"arr_u64":[18446744073709551615,0]}' \
         '{"name":"t\"ens\\or","type":"f32","shape":[4,2],"offset":0,"size":32,"file_offset":' \
-        '"file_type_name":null,' '"arr_nested":{"type":"array","element_type":"array","length":3},'; do
+        '"file_type_name":null,' '"arr_nested":{"value_type":"array","element_type":"array","length":3},'; do
         grep -q -F -e "$want" "$TMP/odd.json" || fail "info --json on unusual metadata lacks: $want"
     done
     run info "$TMP/odd.gguf"
