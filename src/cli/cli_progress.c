@@ -140,13 +140,18 @@ static void format_bar(strbuf *line, const ggufq_progress *g, int columns, bool 
     double frac = g->bytes_total ? (double)g->bytes_done / (double)g->bytes_total : 1.0;
     double mbs = g->elapsed_seconds > 0 ? (double)g->bytes_done / 1e6 / g->elapsed_seconds : 0.0;
     double eta = frac > 0 && !final ? g->elapsed_seconds * (1.0 - frac) / frac : 0.0;
+    if (mbs > 999999.0)   /* the first update of a run can come after a few microseconds */
+        mbs = 999999.0;
+    if (eta > 5999 * 60 + 59)
+        eta = 5999 * 60 + 59;
     size_t avail = columns > 1 ? (size_t)columns - 1 : 1;
     char stats[64], rate[64];
     int count_w = snprintf(NULL, 0, "%" PRId64, g->tensor_count);
     int ns = snprintf(stats, sizeof stats, "%5.1f%% %*" PRId64 "/%" PRId64, frac * 100.0, count_w,
                       g->tensor_index + 1, g->tensor_count);
     int nr = snprintf(rate, sizeof rate, "  %6.1f MB/s  ETA %d:%02d", mbs, (int)(eta / 60), (int)eta % 60);
-    if (columns < NARROW || ns < 0 || nr < 0 || (size_t)ns > avail) {
+    if (columns < NARROW || ns < 0 || nr < 0 || (size_t)ns >= sizeof stats || (size_t)nr >= sizeof rate ||
+        (size_t)ns > avail) {
         sb_printf(line, "%5.1f%%", frac * 100.0);
         return;
     }

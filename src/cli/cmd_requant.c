@@ -290,7 +290,7 @@ static int on_progress(const ggufq_progress *p, void *user)
 static cli_run_totals plan_totals(const requant_args *a, const ggufq_plan *plan, int threads)
 {
     cli_run_totals s = { a->out, a->target, ggufq_plan_file_type(plan), ggufq_plan_count(plan), 0, 0,
-                               0, 0, 0, 0.0, threads };
+                     0, 0, 0, 0.0, threads };
     for (int64_t i = 0; i < ggufq_plan_count(plan); i++) {
         const ggufq_plan_entry *e = ggufq_plan_at(plan, i);
         s.bytes_in += e->in_bytes;

@@ -139,6 +139,26 @@ if [ -n "$HOOKS" ]; then   # a write that fails after some tensors went out (a f
         grep -q '"event":"tensor"' "$TMP/out" || fail "disk full: no tensor event before the error"
     }
 fi
+if [ -n "$HOOKS" ]; then   # SIGTERM during the run: an error event with exit status 143
+    for cmd in dequant requant; do
+        [ $cmd = requant ] && target=q8_0 || target=
+        : >"$TMP/err"
+        # shellcheck disable=SC2086
+        GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$HOOKS" $cmd "$FIXTURE" $target "$TMP/empty/s.gguf" --progress json \
+            >"$TMP/out" 2>"$TMP/err" &
+        pid=$!
+        i=0
+        while [ $i -lt 200 ] && ! grep -q -F "ggufq: test pause" "$TMP/err"; do sleep 0.05; i=$((i + 1)); done
+        kill -s TERM "$pid"
+        wait "$pid"
+        rc=$?
+        expect 143 "$cmd --progress json, SIGTERM" && {
+            check_json "$TMP/out" error "$TMP/err" -31 143 || fail "$cmd SIGTERM JSON: $(cat "$TMP/out")"
+            grep -q -F '"message":"interrupted; '"$TMP"'/empty/s.gguf not written"}' "$TMP/out" ||
+                fail "$cmd SIGTERM: message $(tail -1 "$TMP/out")"
+        }
+    done
+fi
 [ "$(ls -A "$TMP/empty" | wc -l)" -eq 0 ] || fail "files left: $(ls -A "$TMP/empty")"
 run dequant "$FIXTURE" "$TMP/x.gguf" --progress yes
 expect 2 "dequant --progress yes is a usage error" && {
