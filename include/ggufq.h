@@ -527,6 +527,8 @@ GGUFQ_API int64_t ggufq_plan_count(const ggufq_plan *plan);
 GGUFQ_API const ggufq_plan_entry *ggufq_plan_at(const ggufq_plan *plan, int64_t i);
 /** llama.cpp's ftype id written as general.file_type. */
 GGUFQ_API uint32_t ggufq_plan_file_type(const ggufq_plan *plan);
+/** The llama-quantize name of a llama.cpp ftype id ("Q4_K_M" for 15, "F32" for 0); NULL if it has none. */
+GGUFQ_API const char *ggufq_ftype_name(int ftype);
 /** True when no recipe rules apply: the target is a bare type (llama-quantize --pure), or opts->pure. */
 GGUFQ_API bool     ggufq_plan_pure(const ggufq_plan *plan);
 GGUFQ_API void ggufq_plan_free(ggufq_plan *plan);

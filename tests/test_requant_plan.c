@@ -758,9 +758,26 @@ static void test_unknown_arch(void **state)
                      GGUFQ_E_INVALID_ARG);
 }
 
+/* The public name of an ftype id: the recipe's name, never an alias; NULL for ids without one. */
+static void test_ftype_names(void **state)
+{
+    (void)state;
+    assert_string_equal(ggufq_ftype_name(15), "Q4_K_M");
+    assert_string_equal(ggufq_ftype_name(12), "Q3_K_M");   /* not its alias Q3_K */
+    assert_string_equal(ggufq_ftype_name(0), "F32");       /* not COPY */
+    assert_string_equal(ggufq_ftype_name(1), "F16");
+    assert_string_equal(ggufq_ftype_name(7), "Q8_0");
+    assert_string_equal(ggufq_ftype_name(32), "BF16");
+    assert_string_equal(ggufq_ftype_name(38), "MXFP4_MOE");
+    assert_null(ggufq_ftype_name(4));                      /* ids llama.cpp dropped */
+    assert_null(ggufq_ftype_name(-1));
+    assert_null(ggufq_ftype_name(1024 + 15));              /* LLAMA_FTYPE_GUESSED is a flag, not a name */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ftype_names),
         cmocka_unit_test(test_target_names),
         cmocka_unit_test(test_unknown_arch),
         cmocka_unit_test(test_needs_imatrix),

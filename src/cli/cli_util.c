@@ -111,6 +111,11 @@ void out_pad(size_t used, size_t width)
     }
 }
 
+void out_flush(void)
+{
+    out_flush_buffer();
+}
+
 bool out_broken(void)
 {
     return out_errno != 0;
@@ -304,6 +309,19 @@ size_t cli_display_width(const char *s, size_t len)
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------- */
 
+static void (*before_error)(void);
+static char last_error[4 * 1024 + 8];   /* a message of up to 1023 bytes, escaped */
+
+void cli_set_before_error(void (*fn)(void))
+{
+    before_error = fn;
+}
+
+const char *cli_last_error(void)
+{
+    return last_error;
+}
+
 void cli_error(const char *fmt, ...)
 {
     char msg[1024];
@@ -314,7 +332,11 @@ void cli_error(const char *fmt, ...)
     /* Messages quote names from files: never a raw control byte on the terminal. */
     strbuf sb = { 0 };
     escape_into(&sb, msg, strlen(msg), SIZE_MAX, false, false);
-    fprintf(stderr, "ggufq: %s\n", sb.oom ? "(out of memory while reporting an error)" : sb_str(&sb));
+    const char *text = sb.oom ? "(out of memory while reporting an error)" : sb_str(&sb);
+    snprintf(last_error, sizeof last_error, "%s", text);
+    if (before_error)
+        before_error();
+    fprintf(stderr, "ggufq: %s\n", text);
     sb_free(&sb);
 }
 

@@ -42,6 +42,8 @@ void out_putc(char c);
 void out_printf(const char *fmt, ...) CLI_PRINTF_LIKE(1, 2);
 /* Spaces up to `width` display columns after having printed `used`. */
 void out_pad(size_t used, size_t width);
+/* Write what is buffered now (a line a reader waits for); a failure is reported by out_finish. */
+void out_flush(void);
 bool out_broken(void);
 /* Flush; returns status, or CLI_EXIT_FAIL after reporting a write error other than EPIPE. */
 int  out_finish(int status);
@@ -93,6 +95,10 @@ size_t cli_display_width(const char *s, size_t len);
  * library message passes unchanged).
  */
 void cli_error(const char *fmt, ...) CLI_PRINTF_LIKE(1, 2);
+/* The text of the last cli_error message, as printed after "ggufq: " ("" if none). */
+const char *cli_last_error(void);
+/* fn (NULL: none) runs before cli_error writes: a progress bar ends its line there. */
+void cli_set_before_error(void (*fn)(void));
 /*
  * Report a library failure: the error's message if it has one (it names the
  * file and offset), else "<what>: <ggufq_strerror(status)>".

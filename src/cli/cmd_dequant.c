@@ -1,5 +1,6 @@
 /*
- * cmd_dequant.c — `ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]`.
+ * cmd_dequant.c — `ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]
+ * [--progress bar|json|none] [--quiet]`.
  *
  * Every tensor is decoded with ggufq_dequantize_to on --threads threads:
  * to F32, or to F16/BF16 exactly as decoding to F32 then encoding with
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "sigbus.h"
 
 /* Weights decoded per chunk (rounded down to whole blocks); the library
@@ -33,6 +35,10 @@ typedef struct dequant_job {
     ggufq_file   *in;
     ggufq_writer *out;
     void         *out_buf;   /* CHUNK_WEIGHTS weights as the target type */
+    int           progress_mode;   /* --progress: PROGRESS_AUTO unless given */
+    bool          quiet;
+    cli_progress  progress;
+    ggufq_progress done;     /* what is done so far, as the library reports a requant's progress */
 } dequant_job;
 
 static int parse_args(int argc, char **argv, dequant_job *job)
@@ -42,6 +48,7 @@ static int parse_args(int argc, char **argv, dequant_job *job)
     bool options_done = false;
     job->target = GGUFQ_TYPE_F32;
     job->threads = 0;   /* all cores (or OMP_NUM_THREADS), like requant */
+    job->progress_mode = PROGRESS_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (options_done || a[0] != '-' || a[1] == '\0') {
@@ -58,6 +65,10 @@ static int parse_args(int argc, char **argv, dequant_job *job)
             cli_help("dequant");
             return -1;
         }
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            job->quiet = true;
+            continue;
+        }
         const char *val = NULL;
         const char *opt = a;
         char name[16];
@@ -68,7 +79,7 @@ static int parse_args(int argc, char **argv, dequant_job *job)
             opt = name;
             val = eq + 1;
         }
-        if (strcmp(opt, "--to") != 0 && strcmp(opt, "--threads") != 0)
+        if (strcmp(opt, "--to") != 0 && strcmp(opt, "--threads") != 0 && strcmp(opt, "--progress") != 0)
             return cli_usage_error("dequant", "unknown option '%s'", a);
         if (!val) {
             if (i + 1 >= argc)
@@ -80,6 +91,10 @@ static int parse_args(int argc, char **argv, dequant_job *job)
             if (t != GGUFQ_TYPE_F32 && t != GGUFQ_TYPE_F16 && t != GGUFQ_TYPE_BF16)
                 return cli_usage_error("dequant", "--to must be f32, f16 or bf16, not '%s'", val);
             job->target = (ggufq_type)t;
+        } else if (strcmp(opt, "--progress") == 0) {
+            job->progress_mode = cli_progress_mode_named(val);
+            if (job->progress_mode < 0)
+                return cli_usage_error("dequant", "--progress must be bar, json or none, not '%s'", val);
         } else {
             long n;
             if (!cli_parse_int(val, 0, 1024, &n))
@@ -126,6 +141,13 @@ static void report_writer(const dequant_job *job, int rc, const char *what)
     }
 }
 
+static uint64_t target_file_type(ggufq_type target)
+{
+    return target == GGUFQ_TYPE_F16 ? LLAMA_FTYPE_MOSTLY_F16
+         : target == GGUFQ_TYPE_BF16 ? LLAMA_FTYPE_MOSTLY_BF16
+         : LLAMA_FTYPE_ALL_F32;
+}
+
 static int copy_metadata(dequant_job *job)
 {
     int64_t n = ggufq_kv_count(job->in);
@@ -147,10 +169,7 @@ static int copy_metadata(dequant_job *job)
             return rc;
         }
     }
-    uint64_t ftype = job->target == GGUFQ_TYPE_F16  ? LLAMA_FTYPE_MOSTLY_F16
-                   : job->target == GGUFQ_TYPE_BF16 ? LLAMA_FTYPE_MOSTLY_BF16
-                   : LLAMA_FTYPE_ALL_F32;
-    int rc = ggufq_writer_set_uint(job->out, "general.file_type", GGUFQ_VT_UINT32, ftype);
+    int rc = ggufq_writer_set_uint(job->out, "general.file_type", GGUFQ_VT_UINT32, target_file_type(job->target));
     if (rc < 0)
         report_writer(job, rc, "general.file_type");
     return rc;
@@ -170,6 +189,18 @@ static int declare_tensors(dequant_job *job)
         }
     }
     return GGUFQ_OK;
+}
+
+/* The input bytes of t (`in` of them) are done, `out` bytes written for them. */
+static void report_progress(dequant_job *job, const ggufq_tensor_info *t, int64_t index, uint64_t in,
+                            uint64_t out)
+{
+    job->done.tensor_name = t->name;
+    job->done.tensor_index = index;
+    job->done.bytes_done += in;
+    job->done.bytes_written += out;
+    job->done.elapsed_seconds = cli_progress_elapsed(&job->progress);
+    cli_progress_update(&job->progress, &job->done);
 }
 
 /* Decode n weights of t starting at weight `first` (a multiple of the block size) into job->out_buf. */
@@ -195,6 +226,8 @@ static int convert_tensor(dequant_job *job, int64_t index)
         else if (input_changed(job))
             rc = GGUFQ_E_IO;
         ggufq_file_release(job->in, t.data, (size_t)t.size);
+        if (rc == GGUFQ_OK)
+            report_progress(job, &t, index, t.size, t.size);
         return rc;
     }
     /* Chunks of whole blocks (block sizes are at most 256 today). */
@@ -232,6 +265,7 @@ static int convert_tensor(dequant_job *job, int64_t index)
         /* bounded memory: the input pages of this chunk are done with */
         ggufq_file_release(job->in, (const uint8_t *)t.data + (size_t)(first / bs) * ggufq_type_block_bytes(t.type),
                            ggufq_row_size(t.type, n));
+        report_progress(job, &t, index, ggufq_row_size(t.type, n), (uint64_t)n * out_elem);
     }
     return GGUFQ_OK;
 }
@@ -279,6 +313,24 @@ static int run_dequant(dequant_job *job)
     return rc;
 }
 
+/* Tensors, bytes and weights of the run, for the JSON "start" and "summary" lines. */
+static cli_run_totals run_totals(const dequant_job *job)
+{
+    cli_run_totals s = { job->out_path, ggufq_type_name(job->target), (int64_t)target_file_type(job->target),
+                         ggufq_tensor_count(job->in), 0, 0, 0, 0, 0, 0.0, ggufq_thread_count(job->threads) };
+    for (int64_t i = 0; i < s.tensors; i++) {
+        ggufq_tensor_info t;
+        if (ggufq_tensor_at(job->in, i, &t) < 0)
+            continue;
+        s.bytes_in += t.size;
+        s.bytes_out += t.type == job->target ? t.size : ggufq_row_size(job->target, t.n_elements);
+        s.weights += (uint64_t)t.n_elements;
+        s.converted += t.type != job->target;
+    }
+    s.copied = s.tensors - s.converted;
+    return s;
+}
+
 int cmd_dequant(int argc, char **argv)
 {
     dequant_job job;
@@ -287,13 +339,18 @@ int cmd_dequant(int argc, char **argv)
     if (st != CLI_EXIT_OK)
         return st < 0 ? CLI_EXIT_OK : st;   /* -1: help was printed */
 
+    cli_progress_init(&job.progress, "dequant", job.progress_mode, job.quiet);
     ggufq_error err;
     memset(&err, 0, sizeof err);
     int rc = ggufq_open(job.in_path, NULL, &job.in, &err);
     if (rc < 0) {
         cli_report(rc, &err, job.in_path);
+        cli_progress_fail(&job.progress, rc, CLI_EXIT_FAIL);
         return CLI_EXIT_FAIL;
     }
+    cli_run_totals totals = run_totals(&job);
+    job.done.tensor_count = totals.tensors;
+    job.done.bytes_total = totals.bytes_in;
     job.out_buf = malloc(ggufq_row_size(job.target, CHUNK_WEIGHTS));
     if (!job.out_buf) {
         cli_error("out of memory");
@@ -301,15 +358,25 @@ int cmd_dequant(int argc, char **argv)
     } else {
         (void)ggufq_active_isa();   /* pick the kernels before any thread runs */
         cli_catch_signals();
+        cli_progress_start(&job.progress, job.in_path, job.out_path, totals.target, totals.tensors,
+                           totals.bytes_in, totals.threads);
+        double t0 = cli_progress_elapsed(&job.progress);
         rc = run_dequant(&job);
+        totals.seconds = cli_progress_elapsed(&job.progress) - t0;
+        cli_progress_end(&job.progress);
     }
-    int64_t n_tensors = ggufq_tensor_count(job.in);
     free(job.out_buf);
     ggufq_close(job.in);
-    if (rc < 0)
-        return rc == GGUFQ_E_INTERRUPTED ? cli_failure_status() : CLI_EXIT_FAIL;
-    out_printf("wrote %s: %" PRId64 " tensor%s as %s\n", job.out_path, n_tensors, n_tensors == 1 ? "" : "s",
-               ggufq_type_name(job.target));
+    if (rc < 0) {
+        int exit_status = rc == GGUFQ_E_INTERRUPTED ? cli_failure_status() : CLI_EXIT_FAIL;
+        cli_progress_fail(&job.progress, rc, exit_status);
+        return exit_status;
+    }
+    if (cli_progress_is_json(&job.progress))   /* stdout is the JSON stream: the summary is its last line */
+        cli_progress_summary(&job.progress, &totals);
+    else if (!job.quiet)
+        out_printf("wrote %s: %" PRId64 " tensor%s as %s\n", job.out_path, totals.tensors,
+                   totals.tensors == 1 ? "" : "s", totals.target);
     return CLI_EXIT_OK;
 }
 
@@ -320,7 +387,8 @@ int cmd_dequant(int argc, char **argv)
 const cli_command cmd_dequant_command = {
     .name = "dequant",
     .summary = "Convert every tensor to f32, f16 or bf16",
-    .usage = "usage: ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]",
+    .usage = "usage: ggufq dequant IN OUT [--to f32|f16|bf16] [--threads N]\n"
+             "                     [--progress bar|json|none] [-q]",
     .help =
       "Write OUT, a copy of the GGUF file IN with every tensor decoded to F32\n"
       "(bit for bit as ggml's reference kernels) and, for f16 and bf16, encoded\n"
@@ -335,6 +403,14 @@ const cli_command cmd_dequant_command = {
       "  --to TYPE      Target type: f32 (default), f16 or bf16\n"
       "  --threads N    Worker threads (default and 0: all cores, or\n"
       "                 OMP_NUM_THREADS when set)\n"
+      "  --progress bar|json|none\n"
+      "                 bar: on stderr, fitted to the terminal (the default\n"
+      "                 when stderr is a terminal). json: one object a line on\n"
+      "                 stdout, each with an \"event\": \"start\", \"tensor\", then\n"
+      "                 \"summary\" (tensors converted/copied, bytes_in/out,\n"
+      "                 bpw_in/out, seconds) or, on failure, \"error\" (status,\n"
+      "                 exit_status, message) last; messages stay on stderr\n"
+      "  -q, --quiet    No bar, no summary (--progress json stays)\n"
       "  --             Ends the options: IN and OUT may then start with '-'\n"
       "  -h, --help     Show this help\n"
       "\n"

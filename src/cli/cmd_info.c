@@ -119,6 +119,26 @@ static void text_value_type(strbuf *sb, const ggufq_value *v)
     }
 }
 
+/* general.file_type's llama-quantize name, "15 (Q4_K_M)"; NULL if it has none. */
+static const char *file_type_name(const ggufq_value *v, bool *guessed)
+{
+    uint64_t u;
+    *guessed = false;
+    if (v->type == GGUFQ_VT_ARRAY || v->type == GGUFQ_VT_STRING || ggufq_value_uint(v, &u) < 0 || u > INT32_MAX)
+        return NULL;
+    const char *name = ggufq_ftype_name((int)u);
+    if (!name && u >= 1024) {   /* llama.cpp's LLAMA_FTYPE_GUESSED flag: the loader guessed it */
+        name = ggufq_ftype_name((int)(u - 1024));
+        *guessed = name != NULL;
+    }
+    return name;
+}
+
+static bool is_file_type_key(const char *key)
+{
+    return strcmp(key, "general.file_type") == 0;
+}
+
 /* The value column of a metadata line. */
 static int text_metadata_value(strbuf *sb, const ggufq_value *v)
 {
@@ -195,6 +215,10 @@ static int print_metadata(const ggufq_file *f)
         out_puts("  ");
         sb.len = 0;
         rc = text_metadata_value(&sb, &v);
+        bool guessed;
+        const char *ftype = is_file_type_key(ggufq_kv_key(f, i)) ? file_type_name(&v, &guessed) : NULL;
+        if (ftype)
+            sb_printf(&sb, " (%s%s)", ftype, guessed ? ", guessed" : "");
         out_write(sb_str(&sb), sb.len);
         out_putc('\n');
     }
@@ -295,6 +319,50 @@ static int print_tensors(const ggufq_file *f)
 /* JSON                                                                      */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * After the fields older versions printed (scripts rely on them as they are):
+ * "file_type_name" (general.file_type's name, null if none) and
+ * "metadata_types", {key: {"value_type"}, for an array with "element_type"
+ * and "length"}, then the closing brace. Not "type": scripts grep the
+ * tensors' "type":"..." pairs.
+ */
+static int json_metadata_types(const ggufq_file *f)
+{
+    const char *ftype = NULL;
+    bool guessed = false;
+    int64_t n_kv = ggufq_kv_count(f);
+    for (int64_t i = 0; i < n_kv && !ftype; i++) {
+        ggufq_value v;
+        if (is_file_type_key(ggufq_kv_key(f, i)) && ggufq_kv_value(f, i, &v) == GGUFQ_OK)
+            ftype = file_type_name(&v, &guessed);
+    }
+    out_puts(",\"file_type_name\":");
+    if (ftype)   /* "Q4_K_M (guessed)" as llama.cpp's llama_model_ftype_name says it */
+        out_printf("\"%s%s\"", ftype, guessed ? " (guessed)" : "");
+    else
+        out_puts("null");
+    out_puts(",\"metadata_types\":{");
+    for (int64_t i = 0; i < n_kv && !out_broken(); i++) {
+        ggufq_value v;
+        int rc = ggufq_kv_value(f, i, &v);
+        if (rc < 0)
+            return rc;
+        const char *key = ggufq_kv_key(f, i);
+        const char *type = ggufq_value_type_name(v.type);
+        if (i > 0)
+            out_putc(',');
+        json_write_string(key, strlen(key));
+        out_printf(":{\"value_type\":\"%s\"", type ? type : "?");
+        if (v.type == GGUFQ_VT_ARRAY) {
+            const char *elem = ggufq_value_type_name(v.elem_type);
+            out_printf(",\"element_type\":\"%s\",\"length\":%" PRIu64, elem ? elem : "?", v.count);
+        }
+        out_putc('}');
+    }
+    out_puts("}}\n");
+    return GGUFQ_OK;
+}
+
 static int print_json(const ggufq_file *f)
 {
     int64_t n_kv = ggufq_kv_count(f), n_t = ggufq_tensor_count(f);
@@ -329,10 +397,12 @@ static int print_json(const ggufq_file *f)
         out_puts(",\"shape\":[");
         for (uint32_t d = 0; d < t.n_dims; d++)
             out_printf("%s%" PRId64, d ? "," : "", t.dims[d]);
-        out_printf("],\"offset\":%" PRIu64 ",\"size\":%" PRIu64 "}", t.offset, t.size);
+        out_printf("],\"offset\":%" PRIu64 ",\"size\":%" PRIu64 ",\"file_offset\":%" PRIu64 "}", t.offset, t.size,
+                   ggufq_file_data_offset(f) + t.offset);
     }
-    out_puts("]}\n");
-    return GGUFQ_OK;
+    out_printf("],\"file_size\":%" PRIu64 ",\"data_offset\":%" PRIu64, ggufq_file_size(f),
+               ggufq_file_data_offset(f));
+    return json_metadata_types(f);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -404,14 +474,20 @@ const cli_command cmd_info_command = {
     .help =
       "Print the header (version, alignment, data offset, file size, key and\n"
       "tensor counts), one line per metadata key (type and value; long strings\n"
-      "and arrays abbreviated) and a table of the tensors with totals.\n"
+      "and arrays abbreviated; general.file_type with its name, as in\n"
+      "\"15 (Q4_K_M)\") and a table of the tensors with totals.\n"
       "\n"
       "Options:\n"
       "  --json      Print one compact JSON object on a single line instead:\n"
       "              {\"version\", \"alignment\", \"kv_count\", \"tensor_count\",\n"
       "               \"metadata\": {key: value, ...} in file order,\n"
-      "               \"tensors\": [{\"name\", \"type\", \"shape\", \"offset\", \"size\"}, ...]}\n"
-      "              \"offset\" is relative to the start of the data section.\n"
+      "               \"tensors\": [{\"name\", \"type\", \"shape\", \"offset\", \"size\",\n"
+      "                            \"file_offset\"}, ...],\n"
+      "               \"file_size\", \"data_offset\", \"file_type_name\" (or null),\n"
+      "               \"metadata_types\": {key: {\"value_type\"}, for arrays with\n"
+      "                 \"element_type\" and \"length\"}, ...}}\n"
+      "              \"offset\" is relative to the start of the data section,\n"
+      "              \"file_offset\" from the start of the file; \"size\" in bytes.\n"
       "              Arrays are printed in full. Integers are exact (uint64\n"
       "              included); floats use the shortest decimal that reads back\n"
       "              as the same float32/float64 (-0.0 for negative zero); NaN\n"

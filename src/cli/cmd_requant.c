@@ -8,16 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "cli_progress.h"
 #include "sigbus.h"
 
 #define MAX_LIST 256
-
-enum progress_mode { PROGRESS_AUTO, PROGRESS_BAR, PROGRESS_JSON, PROGRESS_NONE };
 
 typedef struct requant_args {
     const char *in, *target, *out;
@@ -28,11 +25,7 @@ typedef struct requant_args {
 } requant_args;
 
 typedef struct progress_state {
-    int     mode;
-    double  last_print;
-    int64_t last_tensor;
-    bool    drew_bar;   /* a bar line is open on the terminal (ended by a newline at the end) */
-    bool    tty;        /* stderr is a terminal: redraw in place; else one plain line per tensor */
+    cli_progress display;
     bool    paused;     /* the test pause hook ran */
     const char *in;     /* the input and its size, for the pause hook */
     uint64_t in_size;
@@ -278,59 +271,7 @@ static void print_plan(const ggufq_plan *plan)
                bpw(out, weights));
 }
 
-/* ---- progress --------------------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* The bar's name column: the tensor name escaped like every name the CLI
- * prints (cli_text_escaped), cut and padded to NAME_COLUMNS characters. */
-#define NAME_COLUMNS 32
-static void bar_name(strbuf *sb, const char *name)
-{
-    cli_text_escaped(sb, name ? name : "", name ? strlen(name) : 0, NAME_COLUMNS, false);
-    for (size_t w = cli_display_width(sb_str(sb), strlen(sb_str(sb))); w < NAME_COLUMNS; w++)
-        sb_putc(sb, ' ');
-}
-
-/*
- * On a terminal the bar is redrawn in place (\r, then erase to the end of the
- * line); elsewhere (--progress=bar into a file or pipe) each update is a
- * plain line, and no control sequence is ever written.
- */
-static void draw_bar(const ggufq_progress *p, progress_state *ps, bool final)
-{
-    double frac = p->bytes_total ? (double)p->bytes_done / (double)p->bytes_total : 1.0;
-    double mbs = p->elapsed_seconds > 0 ? (double)p->bytes_done / 1e6 / p->elapsed_seconds : 0.0;
-    double eta = frac > 0 && !final ? p->elapsed_seconds * (1.0 - frac) / frac : 0.0;
-    char bar[31];
-    strbuf name = { 0 };
-    int fill = (int)(frac * 30.0);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
-    bar_name(&name, p->tensor_name);
-    fprintf(stderr, "%s[%s] %5.1f%% %4" PRId64 "/%-4" PRId64 " %s %8.1f MB/s  ETA %d:%02d%s",
-            ps->tty ? "\r" : "", bar, frac * 100.0, p->tensor_index + 1, p->tensor_count, sb_str(&name),
-            mbs, (int)(eta / 60), (int)eta % 60, ps->tty ? " \033[K" : "\n");
-    sb_free(&name);
-    ps->drew_bar = ps->tty;
-}
-
-static void json_line(const ggufq_progress *p)
-{
-    strbuf name = { 0 };
-    json_string_sb(&name, p->tensor_name ? p->tensor_name : "", p->tensor_name ? strlen(p->tensor_name) : 0);
-    fprintf(stderr, "{\"tensor\":%s,\"index\":%" PRId64 ",\"count\":%" PRId64 ",\"bytes_done\":%" PRIu64
-            ",\"bytes_total\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"elapsed\":%.3f}\n",
-            sb_str(&name), p->tensor_index, p->tensor_count, p->bytes_done, p->bytes_total, p->bytes_written,
-            p->elapsed_seconds);
-    sb_free(&name);
-}
+/* ---- progress (shown by cli_progress.c) ---------------------------------------- */
 
 static int on_progress(const ggufq_progress *p, void *user)
 {
@@ -341,21 +282,24 @@ static int on_progress(const ggufq_progress *p, void *user)
     }
     if (cli_signal_caught || cli_input_fault())
         return 1;
-    bool new_tensor = p->tensor_index != ps->last_tensor;
-    double t = now_seconds();
-    bool last = p->bytes_done == p->bytes_total && p->tensor_index + 1 == p->tensor_count;
-    if (ps->mode == PROGRESS_JSON) {
-        if (new_tensor || last || t - ps->last_print >= 0.5) {
-            json_line(p);
-            ps->last_print = t;
-        }
-    } else if (ps->mode == PROGRESS_BAR &&
-               (new_tensor || last || t - ps->last_print >= (ps->tty ? 0.1 : 5.0))) {
-        draw_bar(p, ps, last);
-        ps->last_print = t;
-    }
-    ps->last_tensor = p->tensor_index;
+    cli_progress_update(&ps->display, p);
     return 0;
+}
+
+/* The plan's totals, for the JSON "start" and "summary" lines. */
+static cli_run_totals plan_totals(const requant_args *a, const ggufq_plan *plan, int threads)
+{
+    cli_run_totals s = { a->out, a->target, ggufq_plan_file_type(plan), ggufq_plan_count(plan), 0, 0,
+                     0, 0, 0, 0.0, threads };
+    for (int64_t i = 0; i < ggufq_plan_count(plan); i++) {
+        const ggufq_plan_entry *e = ggufq_plan_at(plan, i);
+        s.bytes_in += e->in_bytes;
+        s.bytes_out += e->out_bytes;
+        s.weights += entry_weights(e);
+        s.converted += e->out_type != e->in_type;
+    }
+    s.copied = s.tensors - s.converted;
+    return s;
 }
 
 /* ---- the command ------------------------------------------------------------ */
@@ -394,6 +338,8 @@ int cmd_requant(int argc, char **argv)
     ggufq_plan *plan = NULL;
     struct stat in_st;
     uint64_t in_size = stat(a.in, &in_st) == 0 ? (uint64_t)in_st.st_size : 0;
+    progress_state ps = { .paused = false, .in = a.in, .in_size = in_size };
+    cli_progress_init(&ps.display, "requant", a.o.dry_run ? PROGRESS_NONE : a.progress, a.quiet);
     int st = ggufq_requant_plan(a.in, &a.o, &plan, &err);
     if (st == GGUFQ_OK && cli_input_fault()) {   /* the plan read zeros for lost pages */
         ggufq_plan_free(plan);
@@ -404,6 +350,7 @@ int cmd_requant(int argc, char **argv)
             cli_report_input_changed(a.in, NULL);
         else
             cli_report(st, &err, a.in);
+        cli_progress_fail(&ps.display, st, CLI_EXIT_FAIL);
         return CLI_EXIT_FAIL;
     }
     if (a.o.dry_run) {
@@ -411,19 +358,14 @@ int cmd_requant(int argc, char **argv)
         ggufq_plan_free(plan);
         return CLI_EXIT_OK;
     }
-    bool tty = isatty(STDERR_FILENO) != 0;
-    progress_state ps = { a.progress, 0.0, -1, false, tty, false, a.in, in_size };
-    if (ps.mode == PROGRESS_AUTO)
-        ps.mode = !a.quiet && tty ? PROGRESS_BAR : PROGRESS_NONE;
-    if (a.quiet && a.progress != PROGRESS_JSON)
-        ps.mode = PROGRESS_NONE;
     int threads = ggufq_thread_count(a.o.nthreads);
+    cli_run_totals totals = plan_totals(&a, plan, threads);
+    cli_progress_start(&ps.display, a.in, a.out, a.target, totals.tensors, totals.bytes_in, threads);
     cli_catch_signals();
-    double t0 = now_seconds();
+    double t0 = cli_progress_elapsed(&ps.display);
     st = ggufq_requant(a.in, a.out, &a.o, on_progress, &ps, &err);
-    double secs = now_seconds() - t0;
-    if (ps.drew_bar)
-        fputc('\n', stderr);
+    double secs = cli_progress_elapsed(&ps.display) - t0;
+    cli_progress_end(&ps.display);
     if (st == GGUFQ_OK && cli_input_fault()) {
         /* Only possible without a progress callback after the fault (no tensors): the
          * output holds zeros for lost metadata and must go. With --keep-split the
@@ -443,9 +385,14 @@ int cmd_requant(int argc, char **argv)
         else
             cli_report(st, &err, a.in);
         ggufq_plan_free(plan);
-        return st == GGUFQ_E_INTERRUPTED ? cli_failure_status() : CLI_EXIT_FAIL;
+        int exit_status = st == GGUFQ_E_INTERRUPTED ? cli_failure_status() : CLI_EXIT_FAIL;
+        cli_progress_fail(&ps.display, st, exit_status);
+        return exit_status;
     }
-    if (!a.quiet)
+    totals.seconds = secs;
+    if (cli_progress_is_json(&ps.display))   /* stdout is the JSON stream: the summary is its last line */
+        cli_progress_summary(&ps.display, &totals);
+    else if (!a.quiet)
         print_summary(&a, plan, secs, threads);
     ggufq_plan_free(plan);
     return CLI_EXIT_OK;
@@ -505,9 +452,13 @@ const cli_command cmd_requant_command = {
       "                              and write nothing; OUT may be omitted. Refuses\n"
       "                              what the run would (same message and status),\n"
       "                              except what only the weights or OUT reveal\n"
-      "  --progress bar|json|none    Progress on stderr (default: a bar when stderr\n"
-      "                              is a terminal); json: one object per line\n"
-      "  -q, --quiet                 No progress, no summary\n"
+      "  --progress bar|json|none    bar: on stderr, fitted to the terminal (the\n"
+      "                              default when stderr is a terminal). json: one\n"
+      "                              object a line on stdout with an \"event\":\n"
+      "                              start, tensor, then summary (the text\n"
+      "                              summary's numbers) or error last; messages\n"
+      "                              stay on stderr (see 'ggufq help dequant')\n"
+      "  -q, --quiet                 No bar, no summary (--progress json stays)\n"
       "  --                          Ends the options: the arguments after it may\n"
       "                              start with '-'\n"
       "  -h, --help                  Show this help\n"

@@ -105,6 +105,11 @@ const char *gq_ftype_name(int ftype)
     return NULL;
 }
 
+const char *ggufq_ftype_name(int ftype)
+{
+    return gq_ftype_name(ftype);
+}
+
 /*
  * std::stoi as llama-quantize applies it: leading white space, an optional
  * sign, decimal digits, and whatever follows ignored ("15", " +15", "15abc"

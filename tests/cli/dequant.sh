@@ -27,16 +27,18 @@ err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $
 has_tensor() { "$GGUFQ" info --json "$1" | grep -q -F "{\"name\":\"$2\","; }
 # json_has FILE STRING: `info --json FILE` contains STRING
 json_has() { "$GGUFQ" info --json "$1" | grep -q -F -e "$2"; }
-# extract FILE NAME DEST: copy tensor NAME's bytes to DEST; false if absent
+# extract FILE NAME DEST: copy tensor NAME's bytes to DEST; false if absent. Where they
+# are: "file_offset" of `info --json`, which must be the data offset (of the text
+# listing) plus "offset".
 extract() {
     data=$("$GGUFQ" info "$1" | sed -n 's/^data offset: *//p')
     loc=$("$GGUFQ" info --json "$1" | sed -n \
-        "s/.*{\"name\":\"$2\",\"type\":\"[^\"]*\",\"shape\":\[[^]]*\],\"offset\":\([0-9]*\),\"size\":\([0-9]*\)}.*/\1 \2/p")
+        "s/.*{\"name\":\"$2\",\"type\":\"[^\"]*\",\"shape\":\[[^]]*\],\"offset\":\([0-9]*\),\"size\":\([0-9]*\),\"file_offset\":\([0-9]*\)}.*/\1 \2 \3/p")
     [ -n "$data" ] && [ -n "$loc" ] || return 1
-    off=${loc% *}
-    size=${loc#* }
-    tail -c +$((data + off + 1)) "$1" | head -c "$size" >"$3"
-    [ "$(wc -c <"$3")" -eq "$size" ]
+    set -- "$1" "$2" "$3" $loc
+    [ "$6" -eq $((data + $4)) ] || { echo "FAIL: $1: tensor $2: file_offset $6 is not $data + $4"; return 1; }
+    tail -c +$(($6 + 1)) "$1" | head -c "$5" >"$3"
+    [ "$(wc -c <"$3")" -eq "$5" ]
 }
 # same_tensor FILE_A NAME_A FILE_B NAME_B DESC: the two tensors' bytes are identical
 same_tensor() {
@@ -120,7 +122,7 @@ same_tensor "$TMP/fix1.gguf" blk.0.attn_norm.weight "$FIXTURE" blk.0.attn_norm.w
 "$GGUFQ" info --json "$FIXTURE" | sed 's/"general.file_type":1,/"general.file_type":0,/; s/"tensors":.*//' >"$TMP/a.json"
 "$GGUFQ" info --json "$TMP/fix1.gguf" | sed 's/"tensors":.*//' >"$TMP/b.json"
 cmp -s "$TMP/a.json" "$TMP/b.json" || fail "fixture: metadata not copied exactly, in order"
-json_has "$TMP/fix1.gguf" '{"name":"token_embd.weight","type":"f32","shape":[8,32000],"offset":0,"size":1024000}' ||
+json_has "$TMP/fix1.gguf" '{"name":"token_embd.weight","type":"f32","shape":[8,32000],"offset":0,"size":1024000,' ||
     fail "fixture: token_embd.weight not f32 [8,32000]"
 # an existing output (not the input) is replaced
 printf 'junk' >"$TMP/existing.gguf"
@@ -147,7 +149,7 @@ EOF
     expect 0 "dequant alignment-64 file"
     json_has "$TMP/al64-f32.gguf" '{"version":3,"alignment":64,' || fail "alignment 64 not kept"
     json_has "$TMP/al64-f32.gguf" '"general.alignment":64,' || fail "general.alignment not copied"
-    json_has "$TMP/al64-f32.gguf" '{"name":"b","type":"f32","shape":[40],"offset":64,"size":160}' ||
+    json_has "$TMP/al64-f32.gguf" '{"name":"b","type":"f32","shape":[40],"offset":64,"size":160,' ||
         fail "alignment 64: tensor b not at offset 64"
 else
     echo "skip: python3 not found; alignment not tested"

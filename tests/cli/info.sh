@@ -63,10 +63,17 @@ cp "$TMP/out" "$TMP/fixture.json"
 printf '%s' '{"version":3,"alignment":32,"kv_count":18,"tensor_count":12,"metadata":{"general.architecture":"llama","general.name":"LLaMA v2","llama.context_length":4096,' >"$TMP/want"
 head -c "$(wc -c <"$TMP/want")" "$TMP/fixture.json" >"$TMP/start"
 cmp -s "$TMP/start" "$TMP/want" || fail "info --json starts with: $(cat "$TMP/start")"
-grep -q -F '"tensors":[{"name":"token_embd.weight","type":"f16","shape":[8,32000],"offset":0,"size":512000},' \
+grep -q -F '"tensors":[{"name":"token_embd.weight","type":"f16","shape":[8,32000],"offset":0,"size":512000,"file_offset":724416},' \
     "$TMP/fixture.json" || fail "info --json: first tensor"
-grep -q -F '{"name":"output.weight","type":"f16","shape":[8,32000],"offset":514144,"size":512000}]}' \
+grep -q -F '{"name":"output.weight","type":"f16","shape":[8,32000],"offset":514144,"size":512000,"file_offset":1238560}],' \
     "$TMP/fixture.json" || fail "info --json: last tensor"
+# fields added after the old ones: the file, the file type's name, each key's type
+grep -q -F '}],"file_size":1750560,"data_offset":724416,"file_type_name":"F16","metadata_types":{"general.architecture":{"value_type":"string"},' \
+    "$TMP/fixture.json" || fail "info --json: file size, data offset, file type name"
+grep -q -F '"tokenizer.ggml.tokens":{"value_type":"array","element_type":"string","length":32000},' \
+    "$TMP/fixture.json" || fail "info --json: an array's element type and length"
+grep -q -F '"tokenizer.ggml.unknown_token_id":{"value_type":"uint32"}}}' \
+    "$TMP/fixture.json" || fail "info --json: the last key's type, then the end"
 run info "$FIXTURE" --json   # options may follow the file
 expect 0 "info FILE --json"
 cmp -s "$TMP/out" "$TMP/fixture.json" || fail "info FILE --json differs from info --json FILE"
@@ -89,6 +96,15 @@ def gstr():
     n = take("Q"); s = data[pos:pos + n]; pos += n
     return s
 SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "B", 10: "Q", 11: "q", 12: "d"}
+TYPE_NAMES = {0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32", 6: "float32",
+              7: "bool", 8: "string", 9: "array", 10: "uint64", 11: "int64", 12: "float64"}
+def kv():
+    key, t = gstr(), take("I")
+    want = {"value_type": TYPE_NAMES[t]}
+    if t == 9:
+        et, n = struct.unpack_from("<IQ", data, pos)
+        want.update(element_type=TYPE_NAMES[et], length=n)
+    return key, value(t), want
 def value(t):
     if t == 8:
         return ("str", gstr())
@@ -103,11 +119,13 @@ def value(t):
 
 assert take("I") == 0x46554747
 version, n_t, n_kv = take("I"), take("Q"), take("Q")
-kvs = [(gstr(), value(take("I"))) for _ in range(n_kv)]
+kvs3 = [kv() for _ in range(n_kv)]
+kvs = [(k, v) for k, v, _ in kvs3]
 tensors = []
 for _ in range(n_t):
     name = gstr(); nd = take("I"); dims = [take("q") for _ in range(nd)]
     tensors.append((name, dims, take("I"), take("Q")))
+infos_end = pos
 
 def strict(c):
     raise ValueError("non-standard JSON constant " + c)
@@ -144,13 +162,22 @@ for (k, v), key in zip(kvs, keys):
 al = dict(zip(keys, [v for _, v in kvs])).get("general.alignment", ("int", 32))[1]
 if doc["alignment"] != al: errors.append("alignment")
 if len(doc["tensors"]) != n_t: errors.append("tensor count")
+data_offset = infos_end + (-infos_end % al)
 for (name, dims, typ, off), jt in zip(tensors, doc["tensors"]):
-    want = {"name": name.decode("utf-8", errors="replace"), "shape": dims, "offset": off}
+    want = {"name": name.decode("utf-8", errors="replace"), "shape": dims, "offset": off,
+            "file_offset": data_offset + off}
     got = {k: jt[k] for k in want}
     if got != want: errors.append("tensor %r: %r != %r" % (name, got, want))
-    if list(jt.keys()) != ["name", "type", "shape", "offset", "size"]: errors.append("tensor keys")
-if list(doc.keys()) != ["version", "alignment", "kv_count", "tensor_count", "metadata", "tensors"]:
+    if list(jt.keys()) != ["name", "type", "shape", "offset", "size", "file_offset"]: errors.append("tensor keys")
+if list(doc.keys()) != ["version", "alignment", "kv_count", "tensor_count", "metadata", "tensors",
+                        "file_size", "data_offset", "file_type_name", "metadata_types"]:
     errors.append("top-level keys %r" % list(doc.keys()))
+if doc["file_size"] != len(data): errors.append("file_size %r != %r" % (doc["file_size"], len(data)))
+if doc["data_offset"] != data_offset: errors.append("data_offset %r != %r" % (doc["data_offset"], data_offset))
+types = doc["metadata_types"]
+if list(types.keys()) != keys: errors.append("metadata_types keys or order")
+for key, (_, _, want) in zip(keys, kvs3):
+    if types.get(key) != want: errors.append("type of %s: %r != %r" % (key, types.get(key), want))
 extra = sys.argv[3:]
 if "fixture" in extra:
     toks = doc["metadata"]["tokenizer.ggml.tokens"]
@@ -169,6 +196,58 @@ EOF
     fi
 else
     echo "skip: python3 not found; JSON not checked against an independent parse"
+fi
+
+# ---- general.file_type by name; tensor offsets that lead to the tensors' bytes ----
+run info "$FIXTURE"
+out_line '^  general\.file_type +uint32 +1 \(F16\)$' "file type named"
+"$GGUFQ" requant "$FIXTURE" Q4_K_M "$TMP/q4km.gguf" -q || fail "requant Q4_K_M"
+run info "$TMP/q4km.gguf"
+expect 0 "info of a Q4_K_M file" && out_line '^  general\.file_type +uint32 +15 \(Q4_K_M\)$' "Q4_K_M named"
+run info --json "$TMP/q4km.gguf"
+grep -q -F '"file_type_name":"Q4_K_M",' "$TMP/out" || fail "info --json: file_type_name Q4_K_M"
+if command -v python3 >/dev/null 2>&1; then
+    # general.file_type 1039: llama.cpp's LLAMA_FTYPE_GUESSED (1024) + 15; 4: an id without a name
+    for ft in 1039 4; do
+        python3 -c 'import struct, sys
+k = b"general.file_type"
+open(sys.argv[1], "wb").write(b"GGUF" + struct.pack("<IQQQ", 3, 0, 1, len(k)) + k + struct.pack("<II", 4, int(sys.argv[2])))' \
+            "$TMP/ft$ft.gguf" "$ft"
+    done
+    run info "$TMP/ft1039.gguf"
+    expect 0 "info of a guessed file type" && out_line '^  general\.file_type +uint32 +1039 \(Q4_K_M, guessed\)$' "guessed file type"
+    run info --json "$TMP/ft1039.gguf"
+    grep -q -F '"file_type_name":"Q4_K_M (guessed)",' "$TMP/out" || fail "info --json: guessed file type: $(cat "$TMP/out")"
+    run info "$TMP/ft4.gguf"
+    expect 0 "info of a file type without a name" && out_line '^  general\.file_type +uint32 +4$' "file type 4 unnamed"
+    run info --json "$TMP/ft4.gguf"
+    grep -q -F '"file_type_name":null,' "$TMP/out" || fail "info --json: unnamed file type: $(cat "$TMP/out")"
+
+    # Every tensor's "file_offset" and "size" in IN (f16, f32) and in dequant's f32 OUT
+    # frame the same weights: IN's bytes decoded independently equal OUT's.
+    "$GGUFQ" dequant "$FIXTURE" "$TMP/f32.gguf" -q || fail "dequant for the offsets check"
+    "$GGUFQ" info --json "$TMP/f32.gguf" >"$TMP/f32.json"
+    if python3 - "$FIXTURE" "$TMP/fixture.json" "$TMP/f32.gguf" "$TMP/f32.json" <<'EOF'
+import json, struct, sys
+def tensors(gguf, js):
+    data, doc = open(gguf, "rb").read(), json.load(open(js))
+    return {t["name"]: (t["type"], data[t["file_offset"]:t["file_offset"] + t["size"]], t) for t in doc["tensors"]}
+src, out = tensors(*sys.argv[1:3]), tensors(*sys.argv[3:5])
+assert set(src) == set(out) and len(src) == 12
+for name, (typ, raw, t) in src.items():
+    n = 1
+    for d in t["shape"]:
+        n *= d
+    assert len(raw) == t["size"] == n * {"f16": 2, "f32": 4}[typ], name
+    want = struct.unpack("<%d%s" % (n, "e" if typ == "f16" else "f"), raw)
+    otyp, oraw, _ = out[name]
+    assert otyp == "f32" and struct.unpack("<%df" % n, oraw) == want, name
+EOF
+    then echo "ok: info --json offsets and sizes frame each tensor's bytes (IN and dequant's OUT)"
+    else fail "info --json offsets do not lead to the tensors' bytes"
+    fi
+else
+    echo "skip: python3 not found; file type names and tensor bytes not checked"
 fi
 
 # ---- unusual metadata: exact integers, non-finite floats, escapes, nesting --
@@ -243,7 +322,8 @@ EOF
         '"we\"ird\\key.' '"arr_empty":[],' '"arr_nested":[[1,2,3],[],[4]],' \
         '"arr_nested_str":[["a","b\""],["\ufffd"]],' '"arr_bool":[true,false],' \
         '"arr_f32":[1.5,null,null],' '"arr_u64":[18446744073709551615,0]}' \
-        '{"name":"t\"ens\\or","type":"f32","shape":[4,2],"offset":0,"size":32}'; do
+        '{"name":"t\"ens\\or","type":"f32","shape":[4,2],"offset":0,"size":32,"file_offset":' \
+        '"file_type_name":null,' '"arr_nested":{"value_type":"array","element_type":"array","length":3},'; do
         grep -q -F -e "$want" "$TMP/odd.json" || fail "info --json on unusual metadata lacks: $want"
     done
     run info "$TMP/odd.gguf"

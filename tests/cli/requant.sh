@@ -148,26 +148,31 @@ run requant "$FIXTURE" "$TMP/rq/none.gguf" Q9_K
 expect 2 "neither argument a TYPE" && err_has "llama-quantize's IN OUT TYPE" "the hint names both orders"
 [ -e "$TMP/rq/none.gguf" ] && fail "a usage error wrote $TMP/rq/none.gguf"
 
-# ---- progress as JSON lines ----------------------------------------------------
+# ---- progress as JSON lines (on stdout; the human summary then is not printed) --------
 run requant "$FIXTURE" q4_K "$TMP/j.gguf" --pure --progress=json
 expect 0 "--progress=json" && {
-    err_has '"tensor":"output.weight"' "json progress names tensors"
-    err_has '"bytes_total":' "json progress totals"
+    out_has '"tensor":"output.weight"' "json progress names tensors"
+    out_has '"bytes_total":' "json progress totals"
+    [ -s "$TMP/err" ] && fail "--progress=json wrote to stderr: $(cat "$TMP/err")"
+    grep -q '^wrote ' "$TMP/out" && fail "--progress=json mixed the human summary into the JSON"
 }
 
 # ---- progress: --progress=json is one JSON object a line ---------------------------
 run requant "$FIXTURE" q4_K "$TMP/j2.gguf" --threads 1 --progress json
 expect 0 "--progress json (no terminal)" && {
-    has_ctl "$TMP/err" && fail "--progress json wrote control characters"
+    has_ctl "$TMP/out" && fail "--progress json wrote control characters"
     if command -v python3 >/dev/null 2>&1; then
-        python3 - "$TMP/err" <<'PY' && echo "ok: every --progress json line is a JSON object" || fail "--progress json lines"
+        python3 - "$TMP/out" <<'PY' && echo "ok: every --progress json line is a JSON object" || fail "--progress json lines"
 import json, sys
 lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
 assert lines[-1] == "", "the last line is not terminated"
 objs = [json.loads(l) for l in lines[:-1]]
+assert objs[0]["event"] == "start" and objs[-1]["event"] == "summary", (objs[0], objs[-1])
+objs = objs[1:-1]
 assert objs, "no progress lines"
-keys = {"tensor", "index", "count", "bytes_done", "bytes_total", "bytes_written", "elapsed"}
+keys = {"event", "tensor", "index", "count", "bytes_done", "bytes_total", "bytes_written", "elapsed"}
 for o in objs:
+    assert o["event"] == "tensor", o
     assert isinstance(o, dict) and set(o) == keys, o
     assert 0 <= o["index"] < o["count"] == 12 and 0 <= o["bytes_done"] <= o["bytes_total"], o
 assert [o["index"] for o in objs] == sorted(o["index"] for o in objs), "indexes go backwards"
@@ -198,7 +203,8 @@ if ! command -v script >/dev/null 2>&1; then
 elif ! script -qfec true /dev/null </dev/null >/dev/null 2>&1; then
     echo "skip: 'script' cannot open a pseudo-terminal here: progress on a terminal not tested"
 else
-    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/tty.gguf' --pure --threads 2"
+    # a terminal 120 columns wide: the whole bar (30 cells), the name and the speed
+    tty_run "stty cols 120; '$GGUFQ' requant '$FIXTURE' q4_K '$TMP/tty.gguf' --pure --threads 2"
     expect 0 "requant on a terminal" && {
         tty_has "[##############################] 100.0%" "bar at 100%"
         tty_has "12/12" "bar tensor count"
@@ -223,11 +229,11 @@ else
         [ "$(tr -d '\r' <"$TMP/tty" | grep -c .)" -eq 1 ] || fail "--quiet printed more than the error: $(cat "$TMP/tty")"
         grep -q "$(printf '\033')" "$TMP/tty" && fail "--quiet error with control sequences"
     }
-    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/ttyj.gguf' --threads 2 --progress=json --quiet 2>'$TMP/ttyj.err'"
+    tty_run "'$GGUFQ' requant '$FIXTURE' q4_K '$TMP/ttyj.gguf' --threads 2 --progress=json --quiet >'$TMP/ttyj.out'"
     expect 0 "--progress=json on a terminal" && {
-        [ -s "$TMP/tty" ] && fail "--progress=json --quiet on a terminal printed to stdout: $(cat "$TMP/tty")"
-        has_ctl "$TMP/ttyj.err" && fail "--progress=json on a terminal wrote control characters"
-        grep -q '^{"tensor":"output.weight",' "$TMP/ttyj.err" || fail "--progress=json on a terminal: no JSON"
+        [ -s "$TMP/tty" ] && fail "--progress=json --quiet on a terminal printed to stderr: $(cat "$TMP/tty")"
+        has_ctl "$TMP/ttyj.out" && fail "--progress=json on a terminal wrote control characters"
+        grep -q '^{"event":"tensor","tensor":"output.weight",' "$TMP/ttyj.out" || fail "--progress=json on a terminal: no JSON"
     }
 fi
 
@@ -289,15 +295,15 @@ expect 1 "NaN in a tensor named with escape sequences" && {
 ESC_OK=$TESTS/data/esc_name.gguf
 run requant "$ESC_OK" q8_0 "$TMP/esc.gguf" --progress bar
 expect 0 "progress bar of a name with escape sequences" && {
-    grep -q -F '] 100.0%    1/1    blk.0.\x1b[31mRED\x1b[0m.weight       ' "$TMP/err" &&
+    grep -q -F '] 100.0% 1/1 blk.0.\x1b[31mRED\x1b[0m.weight ' "$TMP/err" &&
         echo "ok: the bar escapes the name" || fail "progress bar: got $(od -c "$TMP/err" | head -6)"
     has_ctl "$TMP/err" && fail "progress bar wrote raw control characters"
 }
 run requant "$ESC_OK" q8_0 "$TMP/esc.gguf" --progress json
 expect 0 "json progress of a name with escape sequences" && {
-    printf '%s' '{"tensor":"blk.0.\u001b[31mRED\u001b[0m.weight","index":0,"count":1,"bytes_done":128,"bytes_total":128,"bytes_written":68,' >"$TMP/want"
-    head -c "$(wc -c <"$TMP/want")" "$TMP/err" | cmp -s - "$TMP/want" && echo "ok: json progress escapes the name" ||
-        fail "json progress: got $(head -c 200 "$TMP/err")"
+    printf '%s' '{"event":"tensor","tensor":"blk.0.\u001b[31mRED\u001b[0m.weight","index":0,"count":1,"bytes_done":128,"bytes_total":128,"bytes_written":68,' >"$TMP/want"
+    sed -n 2p "$TMP/out" | head -c "$(wc -c <"$TMP/want")" | cmp -s - "$TMP/want" && echo "ok: json progress escapes the name" ||
+        fail "json progress: got $(head -c 400 "$TMP/out")"
 }
 
 # ---- outputs must load in ggml: nested arrays are refused (requant and dequant) ----
