@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_measure.h"
 #include "sigbus.h"
 
 typedef struct command {
@@ -105,6 +106,8 @@ static const command commands[] = {
       "                              is a terminal); json: one object per line\n"
       "  -q, --quiet                 No progress, no summary\n"
       "  -h, --help                  Show this help\n" },
+    { "diff", cmd_diff, cmd_diff_summary, cmd_diff_usage, cmd_diff_details },
+    { "stats", cmd_stats, cmd_stats_summary, cmd_stats_usage, cmd_stats_details },
     { "bench", cmd_bench,
       "Measure the kernels' speed (and ggml's, side by side)",
       "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--seconds S] [--quantize]\n"

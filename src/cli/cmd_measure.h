@@ -1,0 +1,33 @@
+/*
+ * cmd_measure.h — `ggufq diff` and `ggufq stats`: the commands, their help
+ * (main.c's command table points at it) and the formatting they share.
+ */
+#ifndef GGUFQ_CLI_CMD_MEASURE_H
+#define GGUFQ_CLI_CMD_MEASURE_H
+
+#include "cli_util.h"
+
+int cmd_diff(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+
+extern const char cmd_diff_summary[], cmd_diff_usage[], cmd_diff_details[];
+extern const char cmd_stats_summary[], cmd_stats_usage[], cmd_stats_details[];
+
+/* A JSON number: shortest float64 decimal that reads back; NaN and infinities as null. */
+void measure_json_double(double v);
+/* A metric for a table cell ("%.3e"-like, or "nan", "inf", "0"). */
+void measure_cell(char *buf, size_t size, double v);
+/* A metadata value, shortened for a table or a JSON string ("uint32 15",
+ * "string \"llama\"", "array[string] (32000)"). */
+void measure_value_text(strbuf *sb, const ggufq_value *v);
+/* "[8, 32000]" */
+void measure_shape_text(strbuf *sb, uint32_t n_dims, const int64_t *dims);
+
+/*
+ * Split "--opt=VAL" / "--opt VAL": *opt (a copy in name[]) and *val; advances *i
+ * when the value is the next argument. false: no value (a usage error).
+ */
+bool measure_option_value(int argc, char **argv, int *i, char *name, size_t name_size, const char **opt,
+                          const char **val);
+
+#endif
