@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "measure/stats_cache.h"
@@ -110,6 +111,10 @@ int gq_stats_cache_open(const char *path, gq_stats_cache **out, ggufq_error *err
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
     }
     *out = c;
+    /* only a regular file is read or replaced (a FIFO would block, a device never end) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return gq_rq_fail(err, GGUFQ_E_IO, "%s: the stats cache must be a regular file", path);
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return errno == ENOENT ? GGUFQ_OK
