@@ -624,6 +624,23 @@ static void test_stats_cache(void **state)
     assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
     assert_int_equal(ggufq_stats_cache_hits(warm), 2 * ggufq_stats_count(fresh));
     ggufq_stats_free(warm);
+    /* the imatrix is part of the key: with one, nothing cached without one is used */
+    char im[512];
+    snprintf(im, sizeof im, "%s/im.dat", dir);
+    const char *names[] = { "blk.0.attn_q.weight" };
+    const int64_t ne0[] = { N_EMBD };
+    float *vals[1];
+    write_imatrix(im, names, ne0, 1, vals);
+    o.imatrix_path = im;
+    assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
+    assert_int_equal(ggufq_stats_cache_hits(warm), 2 * (ggufq_stats_count(fresh) - 1));
+    ggufq_stats_free(warm);
+    free(vals[0]);
+    /* a cache path that is no regular file is refused */
+    o.cache_path = dir;
+    ggufq_error err;
+    assert_int_equal(ggufq_stats_run(in, &o, &warm, &err), GGUFQ_E_IO);
+    assert_non_null(strstr(err.message, "the stats cache must be a regular file"));
     ggufq_stats_free(fresh);
 }
 
