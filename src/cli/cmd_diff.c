@@ -150,13 +150,21 @@ static void shape_of(strbuf *sb, const ggufq_file *f, int64_t index)
         measure_shape_text(sb, t.n_dims, t.dims);
 }
 
-static void kv_text(strbuf *sb, const ggufq_file *f, int64_t index)
+/* The values of a changed, added or removed key, shortened (empty where absent). */
+static void kv_texts(const diff_view *v, const ggufq_diff_kv *k, strbuf *sa, strbuf *sb)
 {
-    ggufq_value v;
-    sb->len = 0;
+    ggufq_value va, vb;
+    const bool has_a = k->index_a >= 0 && ggufq_kv_value(v->a, k->index_a, &va) == GGUFQ_OK;
+    const bool has_b = k->index_b >= 0 && ggufq_kv_value(v->b, k->index_b, &vb) == GGUFQ_OK;
+    sa->len = sb->len = 0;
+    sb_puts(sa, "");
     sb_puts(sb, "");
-    if (index >= 0 && ggufq_kv_value(f, index, &v) == GGUFQ_OK)
-        measure_value_text(sb, &v);
+    if (has_a && has_b)
+        measure_value_pair(sa, sb, &va, &vb);
+    else if (has_a)
+        measure_value_text(sa, &va);
+    else if (has_b)
+        measure_value_text(sb, &vb);
 }
 
 static const char *change_name(ggufq_diff_kv_kind k)
@@ -189,8 +197,7 @@ static void print_metadata_text(const diff_view *v)
     for (int64_t i = 0; i < n; i++) {
         const ggufq_diff_kv *k = ggufq_diff_kv_at(v->d, i);
         cli_text_name(&key, k->key);
-        kv_text(&va, v->a, k->index_a);
-        kv_text(&vb, v->b, k->index_b);
+        kv_texts(v, k, &va, &vb);
         out_printf("  %-8s %s: ", change_name(k->kind), sb_str(&key));
         if (k->kind == GGUFQ_DIFF_KV_CHANGED)
             out_printf("%s -> %s\n", sb_str(&va), sb_str(&vb));
@@ -361,27 +368,27 @@ static void json_unmatched(const diff_view *v, ggufq_diff_kind kind)
 
 static void json_metadata(const diff_view *v)
 {
-    strbuf s = { 0 };
+    strbuf sa = { 0 }, sb = { 0 };
     out_putc('[');
     for (int64_t i = 0; i < ggufq_diff_kv_count(v->d); i++) {
         const ggufq_diff_kv *k = ggufq_diff_kv_at(v->d, i);
         out_puts(i ? ",{\"key\":" : "{\"key\":");
         json_write_string(k->key, strlen(k->key));
         out_printf(",\"change\":\"%s\"", change_name(k->kind));
+        kv_texts(v, k, &sa, &sb);
         if (k->index_a >= 0) {
-            kv_text(&s, v->a, k->index_a);
             out_puts(",\"a\":");
-            json_write_string(sb_str(&s), s.len);
+            json_write_string(sb_str(&sa), sa.len);
         }
         if (k->index_b >= 0) {
-            kv_text(&s, v->b, k->index_b);
             out_puts(",\"b\":");
-            json_write_string(sb_str(&s), s.len);
+            json_write_string(sb_str(&sb), sb.len);
         }
         out_putc('}');
     }
     out_putc(']');
-    sb_free(&s);
+    sb_free(&sa);
+    sb_free(&sb);
 }
 
 static void print_json(const diff_view *v, const diff_args *args)

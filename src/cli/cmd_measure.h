@@ -20,6 +20,10 @@ void measure_cell(char *buf, size_t size, double v);
 /* A metadata value, shortened for a table or a JSON string ("uint32 15",
  * "string \"llama\"", "array[string] (32000)"). */
 void measure_value_text(strbuf *sb, const ggufq_value *v);
+/* Both values of a changed key, told apart: strings alike for their first
+ * characters shown from just before they differ, arrays of one type and
+ * count marked "(elements differ)". */
+void measure_value_pair(strbuf *sa, strbuf *sb, const ggufq_value *a, const ggufq_value *b);
 /* "[8, 32000]" */
 void measure_shape_text(strbuf *sb, uint32_t n_dims, const int64_t *dims);
 

@@ -42,8 +42,39 @@ void measure_shape_text(strbuf *sb, uint32_t n_dims, const int64_t *dims)
 }
 
 #define VALUE_CHARS 40
+#define CONTEXT_CHARS 10   /* shown before the first difference of two long strings */
+
+/* The text of v, a string showing from byte `from` on ("..." before it). */
+static void value_text_from(strbuf *sb, const ggufq_value *v, uint64_t from);
 
 void measure_value_text(strbuf *sb, const ggufq_value *v)
+{
+    value_text_from(sb, v, 0);
+}
+
+void measure_value_pair(strbuf *sa, strbuf *sb, const ggufq_value *a, const ggufq_value *b)
+{
+    measure_value_text(sa, a);
+    measure_value_text(sb, b);
+    if (strcmp(sb_str(sa), sb_str(sb)) != 0)
+        return;
+    ggufq_str x, y;
+    if (ggufq_value_str(a, &x) == GGUFQ_OK && ggufq_value_str(b, &y) == GGUFQ_OK) {
+        /* long strings alike at the start: show them from just before they part */
+        uint64_t i = 0;
+        while (i < x.len && i < y.len && x.ptr[i] == y.ptr[i])
+            i++;
+        const uint64_t from = i > CONTEXT_CHARS ? i - CONTEXT_CHARS : 0;
+        sa->len = sb->len = 0;
+        value_text_from(sa, a, from);
+        value_text_from(sb, b, from);
+        return;
+    }
+    sb_puts(sa, " (elements differ)");
+    sb_puts(sb, " (elements differ)");
+}
+
+static void value_text_from(strbuf *sb, const ggufq_value *v, uint64_t from)
 {
     const char *tn = ggufq_value_type_name(v->type);
     if (v->type == GGUFQ_VT_ARRAY) {
@@ -59,6 +90,11 @@ void measure_value_text(strbuf *sb, const ggufq_value *v)
     char buf[40];
     if (ggufq_value_str(v, &s) == GGUFQ_OK) {
         sb_putc(sb, '"');
+        if (from > 0 && from < s.len) {
+            sb_puts(sb, "...");
+            s.ptr += from;
+            s.len -= from;
+        }
         if (cli_text_escaped(sb, s.ptr, (size_t)s.len, VALUE_CHARS, true))
             sb_puts(sb, "...");
         sb_putc(sb, '"');

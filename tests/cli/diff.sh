@@ -150,6 +150,18 @@ elif mode == "sparse":
     with open(path, "wb") as f:
         f.write(h)
         f.truncate(len(h) + count * ne0 * ne1 * esz)
+elif mode == "keys":
+    # metadata only: an int32 array, a number, a long string (their values from argv)
+    import struct
+    path, a2, val_type, name = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    def s(x):
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    h = b"GGUF" + struct.pack("<IQQ", 3, 0, 3)
+    h += s("arr") + struct.pack("<IIQ", 9, 5, 3) + struct.pack("<3i", 1, 2, a2)
+    h += s("val") + struct.pack("<I", val_type) + (struct.pack("<I", 7) if val_type == 4 else struct.pack("<f", 7.0))
+    h += s("name") + struct.pack("<I", 8) + s(name)
+    open(path, "wb").write(h)
 elif mode == "rss":
     # run the command; print the child's peak resident memory in MiB
     import resource, subprocess
@@ -159,6 +171,15 @@ PY
 check() { python3 "$TMP/check.py" "$@" 2>"$TMP/pyerr" || fail "$(cat "$TMP/pyerr")"; }
 
 check diff "$TMP/diff-default.json" nowmse && echo "ok: diff JSON fields"
+# changed values are told apart even where their shortened forms would look alike
+long=$(printf 'x%.0s' $(seq 60))
+check keys "$TMP/k1.gguf" 3 4 "${long}tail-one"
+check keys "$TMP/k2.gguf" 4 6 "${long}tail-two"
+run diff "$TMP/k1.gguf" "$TMP/k2.gguf"
+expect 0 "diff of metadata"
+out_has 'changed  arr: array[int32] (3) (elements differ) -> array[int32] (3) (elements differ)' "diff arrays"
+out_has 'changed  val: uint32 7 -> float32 7' "diff value types"
+out_has 'changed  name: string "...xxxxxtail-one" -> string "...xxxxxtail-two"' "diff long strings"
 printf '\001\000\000\000\025\000\000\000blk.0.ffn_down.weight\001\000\000\000\040\000\000\000' >"$TMP/im.dat"
 python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<32f', *[0.5 + i / 8 for i in range(32)]))" >>"$TMP/im.dat"
 run diff "$FIXTURE" "$TMP/q8.gguf" --json --imatrix "$TMP/im.dat"
