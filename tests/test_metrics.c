@@ -413,6 +413,99 @@ static void test_diff_fixture_with_itself(void **state)
     ggufq_close(b);
 }
 
+/* ggml's decoding of n weights of `type` (F32: the bytes themselves). */
+static void peer_decode(const pk_peer *peer, ggufq_type type, const void *src, float *dst, int64_t n)
+{
+    if (type == GGUFQ_TYPE_F32) {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+        return;
+    }
+    pk_kernels k;
+    assert_true(pk_kernels_of(peer, type, &k));
+    k.dequant(src, dst, n);
+}
+
+/* Every tensor diff measured in b, against the float64 reference over ggml's decoding of both. */
+static void expect_diff_matches_peer(const pk_peer *peer, const char *pa, const char *pb)
+{
+    ggufq_file *a = NULL, *b = NULL;
+    assert_int_equal(ggufq_open(pa, NULL, &a, NULL), GGUFQ_OK);
+    assert_int_equal(ggufq_open(pb, NULL, &b, NULL), GGUFQ_OK);
+    ggufq_diff *d = NULL;
+    ggufq_diff_options o;
+    ggufq_diff_options_init(&o);
+    o.nthreads = 2;
+    assert_int_equal(ggufq_diff_files(a, b, &o, &d, NULL), GGUFQ_OK);
+    int64_t changed = 0;
+    for (int64_t i = 0; i < ggufq_diff_tensor_count(d); i++) {
+        const ggufq_diff_tensor *t = ggufq_diff_tensor_at(d, i);
+        assert_int_equal(t->kind, GGUFQ_DIFF_COMPARED);
+        ggufq_tensor_info ta, tb;
+        assert_int_equal(ggufq_tensor_at(a, t->index_a, &ta), GGUFQ_OK);
+        assert_int_equal(ggufq_tensor_at(b, t->index_b, &tb), GGUFQ_OK);
+        float *x = malloc((size_t)ta.n_elements * sizeof *x), *y = malloc((size_t)ta.n_elements * sizeof *y);
+        assert_non_null(y);
+        peer_decode(peer, ta.type, ta.data, x, ta.n_elements);
+        peer_decode(peer, tb.type, tb.data, y, tb.n_elements);
+        const naive ref = naive_metrics(x, y, ta.n_elements / ta.dims[0], ta.dims[0], NULL);
+        char what[128];
+        snprintf(what, sizeof what, "%s %s->%s", t->name, ggufq_type_name(ta.type), ggufq_type_name(tb.type));
+        if (ref.identical) {   /* 0/0 and friends: the documented values */
+            assert_true(t->m.identical && t->m.rmse == 0 && t->m.max_abs == 0 && t->m.nmse == 0);
+        } else {
+            expect_matches_naive(&t->m, &ref, ta.n_elements, what);
+            changed++;
+        }
+        free(x);
+        free(y);
+    }
+    assert_true(changed > 0);
+    ggufq_diff_free(d);
+    ggufq_close(a);
+    ggufq_close(b);
+}
+
+/* The fixture against its requant to q8_0 (fallbacks included) and against a bf16 copy of it. */
+static void test_diff_fixture_matches_peer(void **state)
+{
+    (void)state;
+    const pk_peer *peer = tu_peer();
+    if (!peer)
+        skip();
+    const char *dir = tu_tmpdir("test_diff_fixture_peer");
+    char fixture[512], q8[600], bf[600];
+    snprintf(fixture, sizeof fixture, "%s", tu_path("data/llama-2-tiny-random.gguf"));
+    snprintf(q8, sizeof q8, "%s/q8.gguf", dir);
+    snprintf(bf, sizeof bf, "%s/bf16.gguf", dir);
+    ggufq_requant_options ro;
+    ggufq_requant_options_init(&ro);
+    ro.target = "q8_0";
+    ro.pure = true;
+    assert_int_equal(ggufq_requant(fixture, q8, &ro, NULL, NULL, NULL), GGUFQ_OK);
+    expect_diff_matches_peer(peer, fixture, q8);
+    /* every tensor as bf16, through the writer */
+    ggufq_file *f = NULL;
+    ggufq_writer *w = NULL;
+    assert_int_equal(ggufq_open(fixture, NULL, &f, NULL), GGUFQ_OK);
+    assert_int_equal(ggufq_writer_create(bf, NULL, &w, NULL), GGUFQ_OK);
+    for (int64_t i = 0; i < ggufq_tensor_count(f); i++) {
+        ggufq_tensor_info t;
+        ggufq_tensor_at(f, i, &t);
+        assert_int_equal(ggufq_writer_add_tensor(w, t.name, GGUFQ_TYPE_BF16, t.n_dims, t.dims), GGUFQ_OK);
+    }
+    for (int64_t i = 0; i < ggufq_tensor_count(f); i++) {
+        ggufq_tensor_info t;
+        ggufq_tensor_at(f, i, &t);
+        uint16_t *h = malloc((size_t)t.n_elements * 2);
+        assert_int_equal(ggufq_dequantize_to(t.type, t.data, GGUFQ_TYPE_BF16, h, t.n_elements, 1), GGUFQ_OK);
+        assert_int_equal(ggufq_writer_write(w, h, (size_t)t.n_elements * 2), GGUFQ_OK);
+        free(h);
+    }
+    assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
+    ggufq_close(f);
+    expect_diff_matches_peer(peer, fixture, bf);
+}
+
 /* ------------------------------------------------------------------------- */
 /* stats predicts diff after requant --pure                                   */
 /* ------------------------------------------------------------------------- */
@@ -652,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_metrics_edges),
         cmocka_unit_test(test_diff_files_lists_and_measures),
         cmocka_unit_test(test_diff_fixture_with_itself),
+        cmocka_unit_test(test_diff_fixture_matches_peer),
         cmocka_unit_test(test_stats_predicts_diff),
         cmocka_unit_test(test_stats_fallbacks_on_fixture),
         cmocka_unit_test(test_stats_cache),
