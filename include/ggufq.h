@@ -670,7 +670,7 @@ typedef struct ggufq_stats_candidate {
     ggufq_type    type;       /* the candidate asked for */
     ggufq_type    used;       /* what requant --pure to `type` writes (!= type: a fallback) */
     bool          fallback;   /* used != type */
-    const char   *reason;     /* requant's reason ("pure", "fallback: ...", "kept: 1D" ...) */
+    const char   *reason;     /* requant's reason ("pure", "fallback: ...", "kept: 1D" ...); static */
     uint64_t      bytes;      /* encoded size as `used` */
     double        bpw;        /* bytes * 8 / n */
     ggufq_metrics m;          /* decoded `used` against the source */

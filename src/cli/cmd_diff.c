@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cmd_measure.h"
 #include "json.h"
+#include "sigbus.h"
 
 const char cmd_diff_summary[] = "Compare two GGUF files tensor by tensor (error of B against A)";
 const char cmd_diff_usage[] = "usage: ggufq diff A.gguf B.gguf [--imatrix FILE] [--json] [--threads N]";
@@ -25,6 +26,8 @@ const char cmd_diff_details[] =
     "only in B, shape differences and metadata differences are listed.\n"
     "The three tensors with the largest nmse are marked '<< worst'.\n"
     "Memory stays bounded whatever the model size (tensors are streamed).\n"
+    "Exit status 0 when the comparison ran, whatever it found; 1 on an error\n"
+    "(a file that cannot be read, or that changed size while being read).\n"
     "\n"
     "Options:\n"
     "  --imatrix FILE  Importance matrix (GGUF or legacy .dat) for wmse\n"
@@ -446,8 +449,15 @@ int cmd_diff(int argc, char **argv)
     o.imatrix_path = args.imatrix;
     o.nthreads = args.threads;
     ggufq_diff *d = NULL;
+    cli_test_pause(args.b, ggufq_file_size(b));
     st = ggufq_diff_files(a, b, &o, &d, &err);
-    if (st < 0) {
+    /* a file that shrank while mapped read as zeros: the numbers would be wrong */
+    const char *lost = cli_input_changed(args.a, ggufq_file_size(a)) ? args.a
+                     : cli_input_changed(args.b, ggufq_file_size(b)) ? args.b : NULL;
+    if (lost || (st == GGUFQ_OK && cli_input_fault())) {
+        cli_report_input_changed(lost ? lost : args.b, NULL);
+        rc = CLI_EXIT_FAIL;
+    } else if (st < 0) {
         cli_report(st, &err, "diff");
         rc = CLI_EXIT_FAIL;
     } else {

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cmd_measure.h"
 #include "json.h"
+#include "sigbus.h"
 
 #define MAX_TYPES 64
 
@@ -297,6 +298,11 @@ int cmd_stats(int argc, char **argv)
     ggufq_stats *st = NULL;
     ggufq_error err;
     int s = ggufq_stats_run(args.in, &o, &st, &err);
+    if (cli_input_fault()) {   /* pages lost to a shrinking input read as zeros */
+        cli_report_input_changed(args.in, NULL);
+        ggufq_stats_free(st);
+        return CLI_EXIT_FAIL;
+    }
     if (s < 0) {
         cli_report(s, &err, args.in);
         return CLI_EXIT_FAIL;

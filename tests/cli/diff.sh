@@ -4,10 +4,11 @@
 # diff after requant --pure to the last bit, thread counts changing nothing,
 # and bounded memory on a model larger than the address-space limit
 # (`ulimit -v`) leaves room for once decoded.
-# Run by ctest as: sh diff.sh <path-to-ggufq> <tests-dir>
+# Run by ctest as: sh diff.sh <path-to-ggufq> <tests-dir> <ggufq-testhooks>
 set -u
 GGUFQ=$1
 TESTS=$2
+HOOKS=${3:-}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-diff.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM HUP
@@ -74,6 +75,23 @@ expect 0 "diff --json"
 cp "$TMP/out" "$TMP/diff-default.json"
 run diff "$FIXTURE" "$TMP/q8.gguf" --json --threads 1
 cmp -s "$TMP/out" "$TMP/diff-default.json" || fail "diff --threads 1 prints other numbers"
+# B truncated while mapped (the test build pauses once both files are open): an
+# error naming it, never numbers made of the zeros that replaced the lost pages
+if [ -n "$HOOKS" ]; then
+    cp "$TMP/q8.gguf" "$TMP/shrinks.gguf"
+    : >"$TMP/err"
+    GGUFQ_TEST_PAUSE_BEFORE_DATA=10000 "$HOOKS" diff "$FIXTURE" "$TMP/shrinks.gguf" >"$TMP/out" 2>"$TMP/err" &
+    pid=$!
+    i=0
+    while [ $i -lt 200 ] && ! grep -q -F "ggufq: test pause" "$TMP/err"; do sleep 0.05; i=$((i + 1)); done
+    truncate -s 600000 "$TMP/shrinks.gguf"
+    wait "$pid"
+    rc=$?
+    expect 1 "diff: B truncated while read" &&
+        err_has "shrinks.gguf: offset " "diff: B truncated while read" &&
+        err_has "the file changed size while being read (SIGBUS)" "diff: B truncated while read"
+    [ -s "$TMP/out" ] && fail "diff: B truncated while read: printed $(head -c 200 "$TMP/out")"
+fi
 run stats "$FIXTURE" --types q8_0,q4_K,iq4_nl
 expect 0 "stats" && out_has "blk.0.ffn_down.weight  [32, 8]  f16" "stats table"
 out_has "nmse (weighted)" "stats totals"
