@@ -394,12 +394,12 @@ static void json_metadata(const diff_view *v)
     sb_free(&sb);
 }
 
-static void print_json(const diff_view *v, const diff_args *args)
+static void print_json(const diff_view *v, const char *path_a, const char *path_b)
 {
     out_putc('{');
-    json_side("a", args->a, v->a);
+    json_side("a", path_a, v->a);
     out_putc(',');
-    json_side("b", args->b, v->b);
+    json_side("b", path_b, v->b);
     out_puts(",\"tensors\":[");
     bool first = true;
     for (int64_t i = 0; i < ggufq_diff_tensor_count(v->d); i++) {
@@ -424,6 +424,17 @@ static void print_json(const diff_view *v, const diff_args *args)
     measure_json_double(v->nmse);
     out_printf(",\"size_a\":%" PRIu64 ",\"size_b\":%" PRIu64 "}}\n", ggufq_file_size(v->a),
                ggufq_file_size(v->b));
+}
+
+void measure_print_diff(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
+                        const ggufq_diff *d, bool json)
+{
+    diff_view v = { a, b, d, { -1, -1, -1 }, 0, 0, 0, false };
+    summarize(&v);
+    if (json)
+        print_json(&v, path_a, path_b);
+    else
+        print_text(&v);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -461,12 +472,7 @@ int cmd_diff(int argc, char **argv)
         cli_report(st, &err, "diff");
         rc = CLI_EXIT_FAIL;
     } else {
-        diff_view v = { a, b, d, { -1, -1, -1 }, 0, 0, 0, false };
-        summarize(&v);
-        if (args.json)
-            print_json(&v, &args);
-        else
-            print_text(&v);
+        measure_print_diff(args.a, args.b, a, b, d, args.json);
         rc = CLI_EXIT_OK;
     }
     ggufq_diff_free(d);

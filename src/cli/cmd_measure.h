@@ -13,6 +13,14 @@ int cmd_stats(int argc, char **argv);
 extern const char cmd_diff_summary[], cmd_diff_usage[], cmd_diff_details[];
 extern const char cmd_stats_summary[], cmd_stats_usage[], cmd_stats_details[];
 
+/*
+ * Print a comparison as `ggufq diff` does (text, or one JSON object): for a
+ * command that wants to show what it just changed (e.g. a requant --stats:
+ * ggufq_diff_files(IN, OUT) then this).
+ */
+void measure_print_diff(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
+                        const ggufq_diff *d, bool json);
+
 /* A JSON number: shortest float64 decimal that reads back; NaN and infinities as null. */
 void measure_json_double(double v);
 /* A metric for a table cell ("%.3e"-like, or "nan", "inf", "0"). */
