@@ -307,6 +307,15 @@ static void print_text(const diff_view *v)
     measure_cell(e, sizeof e, v->nmse);
     out_printf("\nsummary: %" PRId64 " tensors compared, %" PRId64 " identical; overall nmse %s "
                "(weighted by weights); A %s, B %s\n", v->compared, v->identical, e, sa, sb);
+    if (v->worst[0] >= 0) {
+        const ggufq_diff_tensor *t = ggufq_diff_tensor_at(v->d, v->worst[0]);
+        strbuf name = { 0 };
+        cli_text_name(&name, t->name);
+        measure_cell(e, sizeof e, t->m.nmse);
+        out_printf("worst: %s (%s to %s, nmse %s)\n", sb_str(&name), ggufq_type_name(t->type_a),
+                   ggufq_type_name(t->type_b), e);
+        sb_free(&name);
+    }
 }
 
 /* ---- JSON -------------------------------------------------------------- */

@@ -70,6 +70,7 @@ out_has "changed  general.file_type: uint32 1 -> uint32 7" "diff metadata"
 out_has "added    general.quantization_version: uint32 2" "diff metadata"
 grep -q "blk.0.ffn_down.weight  *f16  *q8_0 .*<< worst" "$TMP/out" || fail "diff: ffn_down not marked worst"
 out_has "12 tensors compared, 11 identical" "diff after requant"
+out_has "worst: blk.0.ffn_down.weight (f16 to q8_0, nmse 2.424e-05)" "diff after requant"
 run diff "$FIXTURE" "$TMP/q8.gguf" --json
 expect 0 "diff --json"
 cp "$TMP/out" "$TMP/diff-default.json"
