@@ -210,6 +210,55 @@ static void test_metrics_deterministic(void **state)
     free(enc);
 }
 
+/* Every pair of types ggufq encodes: the typed figures equal those over the decoded floats. */
+static void test_metrics_every_type_pair(void **state)
+{
+    (void)state;
+    const int64_t nrows = 4, ncols = 256, n = nrows * ncols;
+    float *src = malloc((size_t)n * sizeof *src), *w = malloc((size_t)ncols * sizeof *w);
+    float *dec[GGUFQ_TYPE_COUNT] = { 0 };
+    void *enc[GGUFQ_TYPE_COUNT] = { 0 };
+    random_rows(src, n, 51);
+    random_importance(w, ncols, 52);
+    int n_types = 0;
+    for (int t = 0; t < GGUFQ_TYPE_COUNT; t++) {
+        if (!ggufq_type_is_valid(t) || ncols % ggufq_type_block_size((ggufq_type)t) != 0)
+            continue;
+        enc[t] = malloc(ggufq_row_size((ggufq_type)t, ncols) * (size_t)nrows);
+        dec[t] = malloc((size_t)n * sizeof(float));
+        if (ggufq_quantize((ggufq_type)t, src, enc[t], nrows, ncols, w) != GGUFQ_OK ||
+            ggufq_dequantize((ggufq_type)t, enc[t], dec[t], n) != GGUFQ_OK) {
+            free(enc[t]);
+            free(dec[t]);
+            enc[t] = NULL;
+            dec[t] = NULL;
+            continue;
+        }
+        n_types++;
+    }
+    assert_true(n_types >= 30);
+    for (int x = 0; x < GGUFQ_TYPE_COUNT; x++)
+        for (int y = 0; enc[x] && y < GGUFQ_TYPE_COUNT; y++) {
+            if (!enc[y])
+                continue;
+            ggufq_metrics typed, floats;
+            assert_int_equal(ggufq_tensor_error((ggufq_type)x, enc[x], (ggufq_type)y, enc[y], nrows, ncols, w,
+                                                nrows, 1, 2, &typed), GGUFQ_OK);
+            assert_int_equal(ggufq_error_metrics(dec[x], dec[y], nrows, ncols, w, &floats), GGUFQ_OK);
+            char what[64];
+            snprintf(what, sizeof what, "%s vs %s", ggufq_type_name((ggufq_type)x), ggufq_type_name((ggufq_type)y));
+            expect_same_metrics(&typed, &floats, what);
+            if (x == y)
+                assert_true(typed.identical);
+        }
+    for (int t = 0; t < GGUFQ_TYPE_COUNT; t++) {
+        free(enc[t]);
+        free(dec[t]);
+    }
+    free(src);
+    free(w);
+}
+
 static void test_metrics_edges(void **state)
 {
     (void)state;
@@ -742,6 +791,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics_match_peer_decoding),
         cmocka_unit_test(test_metrics_deterministic),
+        cmocka_unit_test(test_metrics_every_type_pair),
         cmocka_unit_test(test_metrics_edges),
         cmocka_unit_test(test_diff_files_lists_and_measures),
         cmocka_unit_test(test_diff_fixture_with_itself),
