@@ -566,6 +566,168 @@ GGUFQ_API int64_t ggufq_recipe_count(void);
 /** The i-th, in llama-quantize's order; GGUFQ_E_INVALID_ARG if i is out of range or out is NULL. */
 GGUFQ_API int     ggufq_recipe_at(int64_t i, ggufq_recipe_info *out);
 
+/* ------------------------------------------------------------------------- */
+/* Measuring quantization error (`ggufq diff`, `ggufq stats`)                */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Error of x against a reference a, in float64. Deterministic: the same bits
+ * whatever the thread count, the ISA of the kernels and the way a tensor is
+ * cut into chunks. Each row's sums run over its columns in a fixed pattern;
+ * rows are summed in order in groups of ggufq_metrics_group_rows(ncols) rows,
+ * and the groups are summed in order.
+ */
+typedef struct ggufq_metrics {
+    int64_t n;           /* weights compared */
+    double  rmse;        /* sqrt(sum (a-b)^2 / n) */
+    double  max_abs;     /* largest |a-b|; NaN if a difference is NaN */
+    double  nmse;        /* sum (a-b)^2 / sum a^2; 0 if both sums are 0, +inf if only sum a^2 is */
+    double  cosine;      /* sum ab / sqrt(sum a^2 * sum b^2); 1 if both are all zeros, 0 if one is */
+    double  wmse;        /* with importance weights im (one per column): the mean over rows of
+                            sum_j im_j (a-b)^2 / sum_j im_j (a row whose weights sum to 0: its
+                            plain mean square); NaN without importance weights */
+    bool    identical;   /* the two float arrays are equal bit for bit */
+    bool    has_wmse;
+    /* the sums the figures come from (to combine tensors) */
+    double  sum_sq_diff, sum_sq_ref, sum_sq_x, sum_ref_x;
+} ggufq_metrics;
+
+/** Rows per summation group for rows of ncols weights (a function of ncols only). */
+GGUFQ_API int64_t ggufq_metrics_group_rows(int64_t ncols);
+
+/**
+ * Error of x against ref, both nrows * ncols floats. imatrix: NULL, or ncols
+ * importance weights (llama.cpp's per-column importance) for wmse.
+ */
+GGUFQ_API int ggufq_error_metrics(const float *ref, const float *x, int64_t nrows, int64_t ncols,
+                                  const float *imatrix, ggufq_metrics *out);
+
+/**
+ * Error of a typed tensor x against a typed tensor ref (any types with a
+ * dequantizer; both nrows rows of ncols weights): both decoded, then as
+ * ggufq_error_metrics. Equal bytes of equal types are decoded once.
+ * imatrix: NULL, or ncols * n_slices weights; row r uses slice
+ * (r / slice_rows) % n_slices (llama.cpp's per-expert importance: slice_rows
+ * is ne[1], n_slices ne[2]; for one slice pass slice_rows = nrows, n_slices = 1).
+ */
+GGUFQ_API int ggufq_tensor_error(ggufq_type ref_type, const void *ref, ggufq_type x_type, const void *x,
+                                 int64_t nrows, int64_t ncols, const float *imatrix,
+                                 int64_t slice_rows, int64_t n_slices, int nthreads, ggufq_metrics *out);
+
+/**
+ * Candidate evaluation: quantize src (nrows rows of ncols F32 weights) to
+ * `type` exactly as ggufq_quantize does (imatrix: NULL or ncols weights, as
+ * there), decode it, and measure against src. *bytes (optional) gets the
+ * encoded size. Nothing is kept.
+ */
+GGUFQ_API int ggufq_quantization_error(ggufq_type type, const float *src, int64_t nrows, int64_t ncols,
+                                       const float *imatrix, int nthreads, ggufq_metrics *out,
+                                       uint64_t *bytes);
+
+/* ---- ggufq_diff_files: two GGUF files, tensor by tensor ------------------- */
+
+typedef struct ggufq_diff_options {
+    size_t      struct_size;   /* sizeof(ggufq_diff_options) */
+    const char *imatrix_path;  /* NULL: no wmse (legacy .dat or GGUF imatrix) */
+    int         nthreads;      /* 0: all CPUs (see ggufq_thread_count) */
+} ggufq_diff_options;
+
+GGUFQ_API void ggufq_diff_options_init(ggufq_diff_options *opts);
+
+typedef enum ggufq_diff_kind {
+    GGUFQ_DIFF_COMPARED  = 0,  /* in both, same shape: measured (A is the reference) */
+    GGUFQ_DIFF_ONLY_IN_A = 1,
+    GGUFQ_DIFF_ONLY_IN_B = 2,
+    GGUFQ_DIFF_SHAPE     = 3   /* in both, different shapes (dims compared, trailing 1s ignored) */
+} ggufq_diff_kind;
+
+typedef struct ggufq_diff_tensor {
+    const char     *name;      /* points into a or b: valid while both are open */
+    ggufq_diff_kind kind;
+    int64_t         index_a, index_b;   /* tensor indices; -1 when absent */
+    ggufq_type      type_a, type_b;     /* meaningful where present */
+    int64_t         n;                  /* weights (A's, else B's) */
+    ggufq_metrics   m;                  /* GGUFQ_DIFF_COMPARED only */
+} ggufq_diff_tensor;
+
+typedef enum ggufq_diff_kv_kind {
+    GGUFQ_DIFF_KV_ADDED   = 0,  /* only in B */
+    GGUFQ_DIFF_KV_REMOVED = 1,  /* only in A */
+    GGUFQ_DIFF_KV_CHANGED = 2   /* in both, different type or value */
+} ggufq_diff_kv_kind;
+
+typedef struct ggufq_diff_kv {
+    const char        *key;
+    ggufq_diff_kv_kind kind;
+    int64_t            index_a, index_b;  /* key indices; -1 when absent */
+} ggufq_diff_kv;
+
+typedef struct ggufq_diff ggufq_diff;
+
+/**
+ * Compare b against a: every tensor of both (decoded, streamed chunk by chunk
+ * with ggufq_file_release, on nthreads threads) and every metadata key.
+ * Tensors are listed in a's order, then those only in b in b's order; keys
+ * likewise. Missing tensors and shape differences are listed, not errors.
+ */
+GGUFQ_API int ggufq_diff_files(const ggufq_file *a, const ggufq_file *b, const ggufq_diff_options *opts,
+                               ggufq_diff **out, ggufq_error *err);
+GGUFQ_API int64_t ggufq_diff_tensor_count(const ggufq_diff *d);
+GGUFQ_API const ggufq_diff_tensor *ggufq_diff_tensor_at(const ggufq_diff *d, int64_t i);
+GGUFQ_API int64_t ggufq_diff_kv_count(const ggufq_diff *d);
+GGUFQ_API const ggufq_diff_kv *ggufq_diff_kv_at(const ggufq_diff *d, int64_t i);
+GGUFQ_API void ggufq_diff_free(ggufq_diff *d);
+
+/* ---- ggufq_stats: what each candidate type would cost --------------------- */
+
+typedef struct ggufq_stats_options {
+    size_t            struct_size;   /* sizeof(ggufq_stats_options) */
+    const ggufq_type *types;         /* candidate types (bare types, as requant --pure) */
+    size_t            n_types;
+    const char       *imatrix_path;  /* NULL: none; used as requant uses it, and for wmse */
+    int               nthreads;      /* 0: all CPUs */
+    const char       *cache_path;    /* NULL: none; else results are read from and added to it */
+} ggufq_stats_options;
+
+GGUFQ_API void ggufq_stats_options_init(ggufq_stats_options *opts);
+
+typedef struct ggufq_stats_candidate {
+    ggufq_type    type;       /* the candidate asked for */
+    ggufq_type    used;       /* what requant --pure to `type` writes (!= type: a fallback) */
+    bool          fallback;   /* used != type */
+    const char   *reason;     /* requant's reason ("pure", "fallback: ...", "kept: 1D" ...); static */
+    uint64_t      bytes;      /* encoded size as `used` */
+    double        bpw;        /* bytes * 8 / n */
+    ggufq_metrics m;          /* decoded `used` against the source */
+} ggufq_stats_candidate;
+
+typedef struct ggufq_stats_tensor {
+    const char  *name;
+    ggufq_type   in_type;
+    uint32_t     n_dims;
+    int64_t      dims[GGUFQ_MAX_DIMS];
+    int64_t      n;
+    const ggufq_stats_candidate *candidates;   /* one per options type, in their order */
+} ggufq_stats_tensor;
+
+typedef struct ggufq_stats ggufq_stats;
+
+/**
+ * For every tensor a requant to at least one candidate converts (in the
+ * input's file order; every shard of a split model), and each candidate:
+ * quantize exactly as `requant --pure IN TYPE` would (same plan, fallbacks,
+ * kernels and imatrix use), decode, measure. Nothing is written (but the
+ * cache). The numbers equal those ggufq_diff_files reports for IN against
+ * that requant's output, bit for bit.
+ */
+GGUFQ_API int ggufq_stats_run(const char *in_path, const ggufq_stats_options *opts, ggufq_stats **out,
+                              ggufq_error *err);
+GGUFQ_API int64_t ggufq_stats_count(const ggufq_stats *s);
+GGUFQ_API const ggufq_stats_tensor *ggufq_stats_at(const ggufq_stats *s, int64_t i);
+/** Candidates looked up in the cache rather than computed (0 without a cache). */
+GGUFQ_API int64_t ggufq_stats_cache_hits(const ggufq_stats *s);
+GGUFQ_API void ggufq_stats_free(ggufq_stats *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,8 @@ extern const cli_command cmd_dequant_command;
 extern const cli_command cmd_requant_command;
 extern const cli_command cmd_bench_command;
 extern const cli_command cmd_types_command;
+extern const cli_command cmd_diff_command;
+extern const cli_command cmd_stats_command;
 extern const cli_command cmd_cpu_command;
 
 int cmd_info(int argc, char **argv);

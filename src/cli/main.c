@@ -13,6 +13,8 @@ static const cli_command *const commands[] = {
     &cmd_info_command,
     &cmd_dequant_command,
     &cmd_requant_command,
+    &cmd_diff_command,
+    &cmd_stats_command,
     &cmd_types_command,
     &cmd_bench_command,
     &cmd_cpu_command,

@@ -24,7 +24,7 @@ sources() {
     esac
 }
 
-COMMANDS="info dequant requant types bench cpu"
+COMMANDS="info dequant requant diff stats types bench cpu"
 # every command in the program's help is checked here (a new one must be added above)
 run help
 listed=$(sed -n 's/^  \([a-z]*\)  .*/\1/p' "$TMP/out" | grep -v '^help$' | tr '\n' ' ')
