@@ -43,10 +43,16 @@ class Tensor:
         float32, float16 or bfloat16 (see ggufq.dequantize), numpy shape =
         reversed ggml shape. Integer and F64 tensors come as their own dtype."""
         native = {24: np.int8, 25: np.int16, 26: np.int32, 27: np.int64, 28: np.float64}.get(self.type_id)
-        shape = tuple(reversed(self.shape))
         if native is not None:
-            return np.array(self.data.view(native)).reshape(shape)
-        return dequantize(self.data, self.type_id, dtype=dtype, threads=threads).reshape(shape)
+            arr = np.array(self.data.reshape(-1).view(native))
+        else:
+            arr = dequantize(self.data.reshape(-1), self.type_id, dtype=dtype, threads=threads)
+        shape = tuple(reversed(self.shape))
+        try:
+            return arr.reshape(shape)
+        except ValueError:   # e.g. a 0 among dimensions too large for numpy
+            raise Error(f"{self._file.path}: tensor {self.name}: numpy cannot hold shape {list(shape)}",
+                        STATUS["LIMIT"]) from None
 
     def __repr__(self):
         return f"<ggufq.Tensor {self.name} {self.type} {list(self.shape)}>"
