@@ -1,10 +1,13 @@
 """GGUFFile on the repository's test files (and ../shared/realworld when it is
 there) against the ggufq program: metadata and tensors equal `ggufq info
 --json`, decoded tensors equal `ggufq dequant`'s output bit for bit, and
-files the program refuses raise ggufq.Error with the program's message."""
+files the program refuses raise ggufq.Error with the program's message.
+GGUFQ_REALWORLD_DIR overrides where the real-world files are looked for."""
 import json
 import math
+import os
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +16,7 @@ import ggufq
 from conftest import DATA_DIR, REPO, bits
 
 FILES = sorted(DATA_DIR.glob("*.gguf"))
-REALWORLD = REPO.parent / "shared" / "realworld"
+REALWORLD = Path(os.environ.get("GGUFQ_REALWORLD_DIR", REPO.parent / "shared" / "realworld"))
 if REALWORLD.is_dir():
     FILES += sorted(REALWORLD.glob("*.gguf"))
 IDS = [f"{p.parent.name}/{p.name}" for p in FILES]
