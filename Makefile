@@ -83,13 +83,14 @@ test-clang: deps peer
 
 # The Python package, installed as python/README.md says: a venv over Debian's
 # numpy and pytest (--system-site-packages), pip offline, the C sources compiled in.
+# pytest runs in python/tests so that python/ggufq (no extension inside) is not imported.
 PYTHON ?= /usr/bin/python3
 PYVENV  = $(BUILD)/pyvenv
 test-python: deps build peer
 	test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV)
 	$(PYVENV)/bin/pip install -q --no-build-isolation --no-index --force-reinstall --no-deps ./python
-	cd python && GGUFQ_PEER_DIR=$(PEER_DIR) GGUFQ_CLI=$(CURDIR)/$(BUILD)/ggufq \
-	  $(CURDIR)/$(PYVENV)/bin/python -m pytest -q -p no:cacheprovider tests
+	cd python/tests && GGUFQ_PEER_DIR=$(PEER_DIR) GGUFQ_CLI=$(CURDIR)/$(BUILD)/ggufq \
+	  $(CURDIR)/$(PYVENV)/bin/python -m pytest -q -p no:cacheprovider .
 
 test-matrix:
 	@$(MAKE) --no-print-directory test
