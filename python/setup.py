@@ -85,7 +85,7 @@ class BuildLibggufq(build_ext):
 
 ext = Extension(
     "ggufq._ggufq",
-    sources=["csrc/module.c", "csrc/file.c", "csrc/writer.c"],
+    sources=["csrc/module.c", "csrc/file.c", "csrc/strarray.c", "csrc/writer.c"],
     include_dirs=[str(ROOT / "include"), "csrc"],
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers"],

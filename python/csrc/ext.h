@@ -26,6 +26,11 @@ extern PyTypeObject ext_mapping_type;
 extern PyTypeObject ext_view_type;
 PyObject *ext_open(PyObject *self, PyObject *args);
 
+/* strarray.c */
+extern PyTypeObject ext_strarray_type;
+PyObject *ext_strarray_from(const ggufq_value *array);   /* an array of strings */
+PyObject *ext_decode_utf8(const char *p, Py_ssize_t len);
+
 /* writer.c */
 extern PyTypeObject ext_writer_type;
 PyObject *ext_requant(PyObject *self, PyObject *args, PyObject *kwargs);

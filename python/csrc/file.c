@@ -65,8 +65,7 @@ static PyObject *str_of(const ggufq_value *v)
         return ext_raise(rc, GGUFQ_NO_OFFSET, "metadata string: %s", ggufq_strerror(rc));
     if (s.len > PY_SSIZE_T_MAX)
         return ext_raise(GGUFQ_E_LIMIT, GGUFQ_NO_OFFSET, "metadata string too long");
-    /* invalid UTF-8 becomes U+FFFD, as in `ggufq info --json` */
-    return PyUnicode_DecodeUTF8(s.ptr, (Py_ssize_t)s.len, "replace");
+    return ext_decode_utf8(s.ptr, (Py_ssize_t)s.len);
 }
 
 static PyObject *value_to_py(const ggufq_value *v);
@@ -88,6 +87,8 @@ static PyObject *array_to_py(const ggufq_value *v)
         Py_DECREF(bytes);
         return arr;
     }
+    if (v->elem_type == GGUFQ_VT_STRING)
+        return ext_strarray_from(v);
     if (v->count > (uint64_t)PY_SSIZE_T_MAX)
         return ext_raise(GGUFQ_E_LIMIT, GGUFQ_NO_OFFSET, "metadata array too long");
     PyObject *list = PyList_New((Py_ssize_t)v->count);

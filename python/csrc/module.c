@@ -271,7 +271,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__ggufq(void)
 {
     if (PyType_Ready(&ext_mapping_type) < 0 || PyType_Ready(&ext_view_type) < 0 ||
-        PyType_Ready(&ext_writer_type) < 0)
+        PyType_Ready(&ext_writer_type) < 0 || PyType_Ready(&ext_strarray_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
@@ -279,7 +279,9 @@ PyMODINIT_FUNC PyInit__ggufq(void)
     Py_INCREF(&ext_mapping_type);
     Py_INCREF(&ext_view_type);
     Py_INCREF(&ext_writer_type);
-    if (PyModule_AddObject(m, "Mapping", (PyObject *)&ext_mapping_type) < 0 ||
+    Py_INCREF(&ext_strarray_type);
+    if (PyModule_AddObject(m, "StringArray", (PyObject *)&ext_strarray_type) < 0 ||
+        PyModule_AddObject(m, "Mapping", (PyObject *)&ext_mapping_type) < 0 ||
         PyModule_AddObject(m, "View", (PyObject *)&ext_view_type) < 0 ||
         PyModule_AddObject(m, "Writer", (PyObject *)&ext_writer_type) < 0) {
         Py_DECREF(m);

@@ -9,7 +9,7 @@ GGUF reader/writer (libggufq, compiled into this package).
     ggufq.compat.patch_gguf()            # make gguf-py use ggufq
 """
 from . import _ggufq
-from ._core import STATUS, TYPES, Error, TypeInfo, dequantize, quantize, type_info
+from ._core import STATUS, TYPES, Error, StringArray, TypeInfo, dequantize, quantize, type_info
 from ._file import GGUFFile, Tensor
 from ._writer import GGUFWriter, requant
 
@@ -26,7 +26,7 @@ def thread_count(threads=0):
     return _ggufq.thread_count(int(threads))
 
 
-__all__ = ["Error", "STATUS", "TYPES", "TypeInfo", "type_info", "dequantize", "quantize", "GGUFFile",
+__all__ = ["Error", "StringArray", "STATUS", "TYPES", "TypeInfo", "type_info", "dequantize", "quantize", "GGUFFile",
            "Tensor", "GGUFWriter", "requant", "library_info", "thread_count", "compat"]
 
 

@@ -1,4 +1,6 @@
 """Types, errors and the kernels: ggufq.dequantize / ggufq.quantize."""
+import collections.abc
+
 import numpy as np
 
 from . import _ggufq
@@ -52,6 +54,9 @@ def _array_from_bytes(buf, elem_type):
 
 
 _ggufq._set_helpers(Error, _array_from_bytes)
+
+StringArray = _ggufq.StringArray
+collections.abc.Sequence.register(StringArray)
 
 
 class TypeInfo:

@@ -109,8 +109,11 @@ class GGUFFile:
     @property
     def metadata(self):
         """{key: value} in file order: str, int, float, bool; arrays of numbers
-        or bools as numpy arrays, of strings (or nested arrays) as lists.
-        Strings are UTF-8; invalid bytes become U+FFFD."""
+        or bools as numpy arrays; arrays of strings as ggufq.StringArray (a
+        read-only sequence of str made in one copy, each str made when read;
+        .tolist() for a list); nested arrays as lists. Strings are UTF-8;
+        invalid bytes become U+FFFD. Values own their memory (no view into
+        the file)."""
         self._load_metadata()
         return self._meta
 

@@ -4,7 +4,7 @@ import os
 import numpy as np
 
 from . import _ggufq
-from ._core import STATUS, VALUE_TYPES, Error, type_info
+from ._core import STATUS, VALUE_TYPES, Error, StringArray, type_info
 
 _DTYPE_TO_VT = {
     np.dtype(np.uint8): 0, np.dtype(np.int8): 1, np.dtype(np.uint16): 2, np.dtype(np.int16): 3,
@@ -72,7 +72,7 @@ class GGUFWriter:
         float32). Arrays: a numpy array (its dtype), or a list (type names the
         elements; strings -> string array)."""
         w = self._writer()
-        if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
+        if isinstance(value, (np.ndarray, list, tuple, StringArray)):
             return self._add_array(w, key, value, type)
         vt = _vt(type) if type is not None else _infer_scalar(value)
         if vt == 8:

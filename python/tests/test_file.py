@@ -29,7 +29,7 @@ def run(*args):
 def normalise(value, vtype):
     """Our value as the JSON of `ggufq info --json` holds it (non-finite floats are null)."""
     elem = vtype[6:-1] if vtype.startswith("array[") else vtype
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, ggufq.StringArray)):
         value = value.tolist()
     if isinstance(value, list):
         return [normalise(v, elem if elem != "array" else "array[?]") for v in value]
@@ -106,7 +106,9 @@ def test_metadata_values_and_types():
         assert m["llama.block_count"] == 1 and isinstance(m["llama.block_count"], int)
         assert isinstance(m["llama.attention.layer_norm_rms_epsilon"], float)
         tokens = m["tokenizer.ggml.tokens"]
-        assert isinstance(tokens, list) and tokens[:3] == ["<unk>", "<s>", "</s>"]
+        assert isinstance(tokens, ggufq.StringArray) and tokens[:3] == ["<unk>", "<s>", "</s>"]
+        assert tokens[-1] == tokens.tolist()[-1] == list(tokens)[-1] and len(tokens) == 32000
+        assert tokens == tokens.tolist() and tokens != tokens.tolist()[1:]
         scores = m["tokenizer.ggml.scores"]
         assert isinstance(scores, np.ndarray) and scores.dtype == np.float32 and scores.size == len(tokens)
         assert f.metadata_types["tokenizer.ggml.tokens"] == "array[string]"
