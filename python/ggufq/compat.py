@@ -6,7 +6,9 @@
 gguf.quants.dequantize (and gguf.dequantize) and gguf.quants.quantize then
 run libggufq: the same arrays, bit for bit ggml's values, many times faster.
 F32 and F16 keep gguf-py's own handling (a view / a cast, no kernel).
-Types ggufq refuses (or does not know) fall back to gguf-py's code.
+Types ggufq refuses (or does not know), and inputs that are not numpy
+arrays (gguf-py's LazyNumpyTensor in convert_hf_to_gguf.py's lazy mode), go
+to gguf-py's own code.
 """
 import numpy as np
 
@@ -26,10 +28,10 @@ def patch_gguf(threads=None):
 
     def fast_dequantize(data, qtype):
         qt = int(qtype)
-        if qt in (0, 1) or qt not in TYPES:
+        if qt in (0, 1) or qt not in TYPES or not isinstance(data, np.ndarray):   # e.g. LazyNumpyTensor
             return orig_deq(data, qtype)
         try:
-            return dequantize(np.asarray(data), qt, threads=threads)
+            return dequantize(data, qt, threads=threads)
         except Error as e:
             if e.status in (STATUS["NOT_IMPLEMENTED"], STATUS["UNKNOWN_TYPE"]):
                 return orig_deq(data, qtype)
@@ -37,7 +39,7 @@ def patch_gguf(threads=None):
 
     def fast_quantize(data, qtype):
         qt = int(qtype)
-        if qt in (0, 1) or qt not in TYPES:
+        if qt in (0, 1) or qt not in TYPES or not isinstance(data, np.ndarray):
             return orig_q(data, qtype)
         try:
             return quantize(data, qt, threads=threads)

@@ -46,6 +46,8 @@ def test_patch_stand_in(fake_gguf):
     assert calls == []
     assert pkg.quants.dequantize(q, 0) == "original" and pkg.quants.quantize(x, 1) == "original"
     assert calls == [("dequantize", 0), ("quantize", 1)]
+    assert pkg.quants.quantize([[1.0] * 256], 12) == "original"       # not an ndarray (lazy tensors)
+    assert calls[-1] == ("quantize", 12)
     ggufq.compat.unpatch_gguf()
     assert pkg.quants.dequantize is orig and pkg.dequantize is orig
 

@@ -134,3 +134,38 @@ def test_misaligned_tensor_data():
                 continue
             want = ggufq.dequantize(np.array(t.data), t.type)   # an aligned copy
             np.testing.assert_array_equal(bits(got).reshape(-1), bits(want).reshape(-1))
+
+
+def test_string_arrays(cli, tmp_path):
+    p = tmp_path / "s.gguf"
+    with ggufq.GGUFWriter(p) as w:
+        w.add("s", [b"ok", b"\xff\xfeabc", "é✓".encode(), b"", b"a\xc3"])
+        w.add("bad", b"x\x80y")
+        w.add("none", [], type="array[string]")
+    with ggufq.GGUFFile(p) as f:
+        s, bad, none = f.metadata["s"], f.metadata["bad"], f.metadata["none"]
+    # they own their bytes: usable after close
+    assert len(s) == 5 and s[0] == "ok" and s[-1] == s[4] == "a\ufffd" and s[3] == ""
+    assert s[1] == "\ufffd\ufffdabc" and s[2] == "é✓" and bad == "x\ufffdy"
+    assert s[1:3] == ["\ufffd\ufffdabc", "é✓"] and s[::-2] == [s[4], s[2], s[0]]
+    assert list(s) == s.tolist() and "ok" in s and s == tuple(s.tolist()) and s != ["ok"]
+    assert len(none) == 0 and none == [] and repr(none) == "StringArray([])"
+    assert s.nbytes == 2 + 5 + 5 + 0 + 2 and "5 strings" in repr(s)
+    for i in (5, -6, 2**70):
+        with pytest.raises(IndexError):
+            s[i]
+    with pytest.raises(TypeError):
+        s["x"]
+    with pytest.raises(TypeError):
+        hash(s)
+    info = json.loads(run(cli, "info", "--json", str(p)).stdout)["metadata"]
+    assert info["s"] == s.tolist() and info["bad"] == bad
+
+
+def test_bad_tensor_index():
+    with ggufq.GGUFFile(DATA_DIR / "llama-2-tiny-random.gguf") as f:
+        for i in (-1, 12, 2**62):
+            with pytest.raises(ggufq.Error):
+                f._m.view(i)
+        with pytest.raises(TypeError):
+            ggufq._ggufq.Mapping()
