@@ -1,5 +1,6 @@
 """Types, errors and the kernels: ggufq.dequantize / ggufq.quantize."""
 import collections.abc
+import sys
 
 import numpy as np
 
@@ -77,6 +78,8 @@ class TypeInfo:
 
 TYPES = {row[0]: TypeInfo(*row) for row in _ggufq.type_table()}
 _BY_NAME = {t.name.lower(): t for t in TYPES.values()}
+_BY_NAME.update({t.name: t for t in TYPES.values()})   # ggml's own spelling: found without lower()
+_U8 = np.dtype(np.uint8)
 F32, F16, BF16 = TYPES[0], TYPES[1], TYPES[30]
 
 
@@ -86,7 +89,7 @@ def type_info(qtype):
     if isinstance(qtype, TypeInfo):
         return qtype
     if isinstance(qtype, str):
-        t = _BY_NAME.get(qtype.lower())
+        t = _BY_NAME.get(qtype) or _BY_NAME.get(qtype.lower())
         if t is None:
             raise Error(f"unknown ggml type '{qtype}'", STATUS["UNKNOWN_TYPE"])
         return t
@@ -110,13 +113,29 @@ def _threads(threads):
 
 def _torch_bfloat16(dtype):
     """True if dtype is torch.bfloat16 (without importing torch when it is not loaded)."""
-    import sys
     torch = sys.modules.get("torch")
     return torch is not None and dtype is getattr(torch, "bfloat16", None)
 
 
+_OUT_TYPES = {}   # dtype argument -> _out_type's answer (the per-call cost is a dict lookup)
+
+
 def _out_type(dtype):
     """(ggml output type, numpy dtype of the array made, torch wanted)."""
+    try:
+        return _OUT_TYPES[dtype]
+    except (KeyError, TypeError):
+        pass
+    r = _out_type_uncached(dtype)
+    try:
+        if not r[2]:
+            _OUT_TYPES[dtype] = r
+    except TypeError:   # unhashable
+        pass
+    return r
+
+
+def _out_type_uncached(dtype):
     if _torch_bfloat16(dtype):
         return BF16, np.dtype(np.uint16), True
     if isinstance(dtype, str) and dtype.lower() in ("bfloat16", "bf16"):
@@ -135,6 +154,8 @@ def _out_type(dtype):
 
 
 def _as_bytes_array(data):
+    if type(data) is np.ndarray and data.dtype is _U8 and data.ndim:
+        return data
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = np.frombuffer(data, dtype=np.uint8)
     else:
@@ -180,7 +201,9 @@ def dequantize(data, qtype, dtype=np.float32, out=None, threads=None):
     else:
         _check_out(out, shape, npdtype, f"dequantize {t.name}")
     n = data.size // t.block_bytes * t.block_size
-    _ggufq.dequantize(np.ascontiguousarray(data), t.id, out, ot.id, n, _threads(threads))
+    if not data.flags.c_contiguous:
+        data = np.ascontiguousarray(data)
+    _ggufq.dequantize(data, t.id, out, ot.id, n, 0 if threads is None else _threads(threads))
     if as_torch:
         import torch
         return torch.from_numpy(out).view(torch.bfloat16)
