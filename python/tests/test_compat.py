@@ -76,5 +76,14 @@ def test_patch_real_gguf_py(monkeypatch):
             ggufq.compat.unpatch_gguf()
             assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
             np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+        # gguf-py's own encoders (those it has) give ggml's bytes, as ours do
+        x = rng.standard_normal((8, 512)).astype(np.float32)
+        for name in ("Q8_0", "BF16", "Q4_0", "Q4_1", "Q5_1", "TQ1_0", "TQ2_0"):
+            theirs = gguf.quants.quantize(x, gguf.GGMLQuantizationType[name])
+            ggufq.compat.patch_gguf()
+            ours = gguf.quants.quantize(x, gguf.GGMLQuantizationType[name])
+            ggufq.compat.unpatch_gguf()
+            assert ours.dtype == theirs.dtype == np.uint8
+            np.testing.assert_array_equal(ours, theirs, err_msg=name)
     finally:
         ggufq.compat.unpatch_gguf()
