@@ -26,14 +26,16 @@ typedef struct {
 PyObject *ext_open(PyObject *self, PyObject *args)
 {
     PyObject *path_bytes = NULL;
-    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path_bytes))
+    ggufq_open_options opts = { 0, 0, 0 };   /* zero: the library's defaults */
+    if (!PyArg_ParseTuple(args, "O&|KKK", PyUnicode_FSConverter, &path_bytes, &opts.max_metadata_bytes,
+                          &opts.max_tensors, &opts.max_kv))
         return NULL;
     const char *path = PyBytes_AS_STRING(path_bytes);
     ggufq_file *f = NULL;
     ggufq_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = ggufq_open(path, NULL, &f, &err);
+    rc = ggufq_open(path, &opts, &f, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(path_bytes);
     if (rc < 0)
@@ -243,6 +245,21 @@ static PyObject *mapping_view(mapping *m, PyObject *args)
     return (PyObject *)v;
 }
 
+/* release(i): tensor i's pages leave resident memory (they are read again from the file if used) */
+static PyObject *mapping_release(mapping *m, PyObject *args)
+{
+    long long i;
+    if (!PyArg_ParseTuple(args, "L", &i))
+        return NULL;
+    ggufq_tensor_info t;
+    int rc = ggufq_tensor_at(m->f, i, &t);
+    if (rc >= 0 && t.size > 0 && t.size <= SIZE_MAX)
+        rc = ggufq_file_release(m->f, t.data, (size_t)t.size);
+    if (rc < 0)
+        return ext_raise(rc, GGUFQ_NO_OFFSET, "release tensor %lld: %s", i, ggufq_strerror(rc));
+    Py_RETURN_NONE;
+}
+
 static PyObject *mapping_info(mapping *m, PyObject *unused)
 {
     return Py_BuildValue("{s:s,s:I,s:K,s:K,s:K,s:L,s:L}", "name", ggufq_file_name(m->f),
@@ -259,6 +276,7 @@ static PyMethodDef mapping_methods[] = {
     { "tensors", (PyCFunction)mapping_tensors, METH_NOARGS, NULL },
     { "view", (PyCFunction)mapping_view, METH_VARARGS, NULL },
     { "info", (PyCFunction)mapping_info, METH_NOARGS, NULL },
+    { "release", (PyCFunction)mapping_release, METH_VARARGS, NULL },
     { NULL, NULL, 0, NULL }
 };
 

@@ -54,6 +54,11 @@ class Tensor:
             raise Error(f"{self._file.path}: tensor {self.name}: numpy cannot hold shape {list(shape)}",
                         STATUS["LIMIT"]) from None
 
+    def release(self):
+        """Drop this tensor's pages from resident memory (for streaming a model
+        larger than RAM one tensor at a time); reading them again still works."""
+        self._file._mapping("release").release(self._index)
+
     def __repr__(self):
         return f"<ggufq.Tensor {self.name} {self.type} {list(self.shape)}>"
 
@@ -66,13 +71,16 @@ class GGUFFile:
             w = f.tensor("blk.0.attn_q.weight").numpy()
 
     Malformed files raise ggufq.Error naming the file and byte offset.
+    Limits for untrusted files (0: the library's defaults: 1 GiB of index,
+    a million tensors, a million keys): max_metadata_bytes, max_tensors,
+    max_kv; beyond them, ggufq.Error with status LIMIT.
     close() releases the mapping at once unless arrays from Tensor.data
     still point into it; they keep it until they are gone.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, max_metadata_bytes=0, max_tensors=0, max_kv=0):
         self.path = os.fspath(path)
-        self._m = _ggufq.open(self.path)
+        self._m = _ggufq.open(self.path, int(max_metadata_bytes), int(max_tensors), int(max_kv))
         info = self._m.info()
         self.version = info["version"]
         self.alignment = info["alignment"]

@@ -169,3 +169,19 @@ def test_bad_tensor_index():
                 f._m.view(i)
         with pytest.raises(TypeError):
             ggufq._ggufq.Mapping()
+
+
+def test_open_limits_and_release():
+    path = DATA_DIR / "llama-2-tiny-random.gguf"
+    for kw in ({"max_tensors": 11}, {"max_kv": 17}, {"max_metadata_bytes": 1000}):
+        with pytest.raises(ggufq.Error) as e:
+            ggufq.GGUFFile(path, **kw)
+        assert e.value.status == ggufq.STATUS["LIMIT"] and str(path) in str(e.value), kw
+    with ggufq.GGUFFile(path, max_tensors=12, max_kv=18) as f:
+        t = f.tensors[0]
+        want = t.numpy()
+        for x in f.tensors:
+            x.release()
+        np.testing.assert_array_equal(bits(t.numpy()), bits(want))   # read again from the file
+    with pytest.raises(ggufq.Error):
+        t.release()   # closed
