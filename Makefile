@@ -4,6 +4,7 @@
 #   make run        install missing dependencies, build, write the sample model (a 2-block llama of
 #                   width 256 with the fixture's vocabulary, F16) and requantize it to Q4_K_M
 #   make test       install missing dependencies, build, fetch the ggml peer, run every test
+#   make test-python  the Python package (python/): a venv in build/pyvenv, pip install offline, pytest
 #   make bench      build, fetch the ggml peer, run `ggufq bench` (BENCH_ARGS="--quantize" ...);
 #                   the google/benchmark suite is build/bench/ggufq-bench (--benchmark_filter=...)
 #   make test-neon  cross-build for aarch64 and run the suite under qemu-aarch64
@@ -36,6 +37,7 @@ SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
 FUZZ_FLAGS ?=
 
+.PHONY: test-python
 .PHONY: all build deps configure run test bench bench-requant install uninstall clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
 	test-debug test-clang test-matrix
 
@@ -69,6 +71,7 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory peer
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
+	@$(MAKE) --no-print-directory test-python
 
 # The whole suite under other compilers and optimisation levels, against the
 # peer: gcc -O0 and clang -O2 take other paths through what C leaves open
@@ -86,6 +89,17 @@ test-clang: deps peer
 	CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DGGUFQ_BUILD_BENCH=OFF
 	cmake --build build-clang -j $(JOBS)
 	cd build-clang && GGUFQ_PEER_DIR=$(PEER_DIR) ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# The Python package, installed as python/README.md says: a venv over Debian's
+# numpy and pytest (--system-site-packages), pip offline, the C sources compiled in.
+# pytest runs in python/tests so that python/ggufq (no extension inside) is not imported.
+PYTHON ?= /usr/bin/python3
+PYVENV  = $(BUILD)/pyvenv
+test-python: deps build peer
+	test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV)
+	$(PYVENV)/bin/pip install -q --no-build-isolation --no-index --force-reinstall --no-deps ./python
+	cd python/tests && GGUFQ_PEER_DIR=$(PEER_DIR) GGUFQ_CLI=$(CURDIR)/$(BUILD)/ggufq \
+	  $(CURDIR)/$(PYVENV)/bin/python -m pytest -q -p no:cacheprovider .
 
 test-matrix:
 	@$(MAKE) --no-print-directory test
@@ -181,3 +195,4 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD) build-neon build-asan build-tsan build-fuzz build-debug build-clang
+	rm -rf python/build python/ggufq.egg-info
