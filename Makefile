@@ -37,8 +37,7 @@ SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
 FUZZ_FLAGS ?=
 
-.PHONY: test-python
-.PHONY: all build deps configure run test bench bench-requant install uninstall clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
+.PHONY: all build deps configure run test test-python bench bench-requant install uninstall clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
 	test-debug test-clang test-matrix
 
 all: build

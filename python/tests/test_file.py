@@ -66,9 +66,11 @@ def test_matches_info_json(cli, path):
         assert list(f.metadata) == list(info["metadata"])
         for key, value in f.metadata.items():
             assert normalise(value, types[key]) == json_side(info["metadata"][key], types[key]), key
-        got = [{"name": t.name, "type": t.type, "shape": list(t.shape), "offset": t.offset, "size": t.size}
+        got = [{"name": t.name, "type": t.type, "shape": list(t.shape), "offset": t.offset, "size": t.size,
+                "file_offset": f.data_offset + t.offset}
                for t in f.tensors]
         assert got == info["tensors"]
+        assert (f.size, f.data_offset) == (info["file_size"], info["data_offset"])
         for t in f.tensors:
             assert f.tensor(t.name) is t
             assert t.data.nbytes == t.size
