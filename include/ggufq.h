@@ -502,6 +502,14 @@ GGUFQ_API void ggufq_requant_options_init(ggufq_requant_options *opts);
  */
 GGUFQ_API int ggufq_requant_options_check(const ggufq_requant_options *opts, ggufq_error *err);
 
+/**
+ * What a target resolves to, as llama-quantize reads it: the recipe's name
+ * ("q4_k", "Q4_K" and "15" give "Q4_K_M"; "12" gives "Q3_K_M"), "COPY", or
+ * for a bare ggml type its ggml name ("MXFP4" gives "mxfp4"). NULL if target
+ * is none of these. The string is static.
+ */
+GGUFQ_API const char *ggufq_requant_target_name(const char *target);
+
 /** Progress of a requant run; passed to the callback after each chunk. */
 typedef struct ggufq_progress {
     const char *tensor_name;     /* tensor being processed */

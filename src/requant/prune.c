@@ -57,8 +57,9 @@ int gq_prune_check_model(const ggufq_requant_options *opts, const char *file, co
     int32_t last = opts->prune_layers[opts->n_prune_layers - 1];
     if (last >= block_count)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG,
-                          "--prune-layers: %s has %lld layers (0 to %lld), there is no layer %d", file,
-                          (long long)block_count, (long long)block_count - 1, (int)last);
+                          "--prune-layers: %s has %lld layer%s (0 to %lld), there is no layer %d", file,
+                          (long long)block_count, block_count == 1 ? "" : "s", (long long)block_count - 1,
+                          (int)last);
     if ((int64_t)opts->n_prune_layers == block_count)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG,
                           "--prune-layers: that is every layer of %s (%lld); at least one must stay", file,

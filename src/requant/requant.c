@@ -614,6 +614,18 @@ int ggufq_requant_options_check(const ggufq_requant_options *caller_opts, ggufq_
     return rc;
 }
 
+const char *ggufq_requant_target_name(const char *target)
+{
+    int ftype = 0;
+    ggufq_type type;
+    bool is_recipe = false;
+    if (gq_resolve_target(target, &ftype, &type, &is_recipe) < 0)
+        return NULL;
+    if (gq_target_is_copy(target))
+        return "COPY";
+    return is_recipe ? gq_ftype_name(ftype) : ggufq_type_name(type);
+}
+
 int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_opts, ggufq_plan **out,
                        ggufq_error *err)
 {
