@@ -5,8 +5,9 @@
  * renumbered the same way, the same bytes, the same metadata (block_count
  * set last) — except the per-layer metadata arrays, which llama.cpp leaves at
  * the old block count (its issue #27976, the output does not load) and ggufq
- * shortens. Also the refusals (list order, range, every layer) and
- * struct_size compatibility for callers built before the field existed.
+ * shortens. Also the refusals (list order, range, every layer),
+ * struct_size compatibility for callers built before the field existed, and
+ * ggufq_requant_target_name (what the CLI's summary says a target became).
  */
 #include "testutil.h"
 
@@ -343,6 +344,91 @@ static void test_prune_shortens_per_layer_arrays(void **state)
     parity(dir, in, "q8_0", PRUNE_0_3, 2, true);
 }
 
+/* The model as two shards <dir>/split-0000i-of-00002.gguf, tensors halved in file order. */
+static void make_split(const char *dir, const char *whole)
+{
+    ggufq_file *f = NULL;
+    assert_int_equal(ggufq_open(whole, NULL, &f, NULL), GGUFQ_OK);
+    int64_t n = ggufq_tensor_count(f), half = n / 2;
+    for (int s = 0; s < 2; s++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/split-%05d-of-00002.gguf", dir, s + 1);
+        ggufq_writer *w = NULL;
+        assert_int_equal(ggufq_writer_create(path, NULL, &w, NULL), GGUFQ_OK);
+        for (int64_t i = 0; s == 0 && i < ggufq_kv_count(f); i++) {
+            ggufq_value v;
+            ggufq_kv_value(f, i, &v);
+            ggufq_writer_set_value(w, ggufq_kv_key(f, i), &v);
+        }
+        ggufq_writer_set_uint(w, "split.no", GGUFQ_VT_UINT16, (uint64_t)s);
+        ggufq_writer_set_uint(w, "split.count", GGUFQ_VT_UINT16, 2);
+        ggufq_writer_set_int(w, "split.tensors.count", GGUFQ_VT_INT32, n);
+        int64_t lo = s ? half : 0, hi = s ? n : half;
+        for (int64_t i = lo; i < hi; i++) {
+            ggufq_tensor_info t;
+            ggufq_tensor_at(f, i, &t);
+            assert_int_equal(ggufq_writer_add_tensor(w, t.name, t.type, t.n_dims, t.dims), GGUFQ_OK);
+        }
+        for (int64_t i = lo; i < hi; i++) {
+            ggufq_tensor_info t;
+            ggufq_tensor_at(f, i, &t);
+            assert_int_equal(ggufq_writer_write(w, t.data, (size_t)t.size), GGUFQ_OK);
+        }
+        assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
+    }
+    ggufq_close(f);
+}
+
+/* --keep-split: each shard keeps its remaining tensors; split.tensors.count counts them. */
+static void test_prune_keep_split(void **state)
+{
+    (void)state;
+    if (!peer_ready())
+        skip();
+    const char *dir = tu_tmpdir("requant-prune-split");
+    char in[4200], shard1[4200], ours[4200], theirs[4200];
+    snprintf(in, sizeof in, "%s/model.gguf", dir);
+    snprintf(shard1, sizeof shard1, "%s/split-00001-of-00002.gguf", dir);
+    make_model(in, false);
+    make_split(dir, in);
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "Q4_K_M";
+    o.keep_split = true;
+    o.prune_layers = PRUNE_1;
+    o.n_prune_layers = 1;
+    snprintf(ours, sizeof ours, "%s/ours.gguf", dir);
+    ggufq_error err;
+    int rc = ggufq_requant(shard1, ours, &o, NULL, NULL, &err);
+    if (rc != GGUFQ_OK)
+        fprintf(stderr, "ggufq_requant: %s\n", err.message);
+    assert_int_equal(rc, GGUFQ_OK);
+    int ftype = 0;
+    ggufq_type def;
+    bool recipe;
+    assert_int_equal(gq_resolve_target("Q4_K_M", &ftype, &def, &recipe), GGUFQ_OK);
+    int32_t list[] = { 1, -1 };
+    peer_qparams p = peer.defaults();
+    p.nthread = 2;
+    p.ftype = ftype;
+    p.keep_split = true;
+    p.prune_layers = list;
+    snprintf(theirs, sizeof theirs, "%s/llama", dir);   /* llama.cpp appends -0000i-of-0000N.gguf */
+    assert_int_equal(peer.quantize(shard1, theirs, &p), 0);
+    for (int s = 1; s <= 2; s++) {
+        char a[4200], b[4200];
+        snprintf(a, sizeof a, "%s/ours-%05d-of-00002.gguf", dir, s);
+        snprintf(b, sizeof b, "%s/llama-%05d-of-00002.gguf", dir, s);
+        size_t na = 0, nb = 0;
+        uint8_t *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
+        assert_true(x && y);
+        assert_int_equal(na, nb);
+        tu_expect_same_bytes(x, y, na, a);
+        free(x);
+        free(y);
+    }
+}
+
 /* Legacy .dat imatrix: every 2D weight but token_embd, values differing per block. */
 static void write_imatrix(const char *path, float ***vals, char names[][64], int *n_out)
 {
@@ -557,16 +643,37 @@ static void test_old_struct_size(void **state)
     free(bytes);
 }
 
+static void test_target_name(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        { "Q4_K_M", "Q4_K_M" }, { "q4_k_m", "Q4_K_M" }, { "Q4_K", "Q4_K_M" }, { "q4_K", "Q4_K_M" },
+        { "15", "Q4_K_M" }, { "12", "Q3_K_M" }, { "7", "Q8_0" }, { "0", "F32" }, { "COPY", "COPY" },
+        { "copy", "COPY" }, { "MXFP4", "mxfp4" }, { "nvfp4", "nvfp4" }, { "iq2_xs", "IQ2_XS" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = ggufq_requant_target_name(cases[i][0]);
+        assert_non_null(got);
+        assert_string_equal(got, cases[i][1]);
+    }
+    assert_null(ggufq_requant_target_name("q8_1"));
+    assert_null(ggufq_requant_target_name("999"));
+    assert_null(ggufq_requant_target_name(""));
+    assert_null(ggufq_requant_target_name(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prune_same_file_as_llama_cpp),
         cmocka_unit_test(test_prune_shortens_per_layer_arrays),
         cmocka_unit_test(test_prune_imatrix_by_input_names),
+        cmocka_unit_test(test_prune_keep_split),
         cmocka_unit_test(test_prune_plan_names),
         cmocka_unit_test(test_prune_refusals),
         cmocka_unit_test(test_prune_needs_block_count),
         cmocka_unit_test(test_old_struct_size),
+        cmocka_unit_test(test_target_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
