@@ -77,6 +77,9 @@ enum { N_EMBD = 256, N_FF = 512, N_VOCAB = 256, N_LAYER = 4, N_HEAD = 4, N_HEAD_
 
 typedef struct tspec { char name[64]; int64_t ne0, ne1; } tspec;
 
+/* odd: add tensors whose names llama.cpp's renumbering treats oddly (see test_prune_odd_names) */
+static bool g_odd_names;
+
 static int model_tensors(tspec *ts)
 {
     int n = 0;
@@ -96,6 +99,10 @@ static int model_tensors(tspec *ts)
     }
     T(N_EMBD, 0, "output_norm.weight");
     T(N_EMBD, N_VOCAB, "output.weight");
+    if (g_odd_names) {
+        T(N_EMBD, N_EMBD, "v.blk.2.attn_q.weight");   /* no leading block: met first, renumbered first */
+        T(N_EMBD, N_EMBD, "blk.3x.attn_q.weight");    /* sorted with block 3, not renumbered */
+    }
 #undef T
     return n;
 }
@@ -329,6 +336,14 @@ static void test_prune_same_file_as_llama_cpp(void **state)
         parity(dir, in, targets[t], PRUNE_2_3, 2, false);
         parity(dir, in, targets[t], PRUNE_0_1_2, 3, false);
     }
+    /* names only llama.cpp's order and search decide: v.blk.2 is met first and becomes block 0,
+     * so old block 2 comes out as blk.0 and old block 1 stays blk.1 (pruning block 1 would give
+     * two blk.0: llama.cpp aborts, ggufq refuses, see test_prune_odd_names); still its bytes */
+    g_odd_names = true;
+    make_model(in, false);
+    g_odd_names = false;
+    parity(dir, in, "Q4_K_M", PRUNE_0_3, 1, false);
+    parity(dir, in, "q8_0", PRUNE_0_3, 1, false);
 }
 
 static void test_prune_shortens_per_layer_arrays(void **state)
@@ -607,6 +622,64 @@ static void test_prune_needs_block_count(void **state)
     assert_string_equal(err.message, want);
 }
 
+/* A small llama-named model holding the tensors names[] (f32, [32, 2]). */
+static void make_named(const char *path, const char *const *names, int n)
+{
+    ggufq_writer *w = NULL;
+    assert_int_equal(ggufq_writer_create(path, NULL, &w, NULL), GGUFQ_OK);
+    ggufq_writer_set_string(w, "general.architecture", "llama", 5);
+    ggufq_writer_set_uint(w, "llama.block_count", GGUFQ_VT_UINT32, 2);
+    int64_t d[2] = { 32, 2 };
+    for (int i = 0; i < n; i++)
+        assert_int_equal(ggufq_writer_add_tensor(w, names[i], GGUFQ_TYPE_F32, 2, d), GGUFQ_OK);
+    float z[64] = { 0 };
+    for (int i = 0; i < n; i++)
+        assert_int_equal(ggufq_writer_write(w, z, sizeof z), GGUFQ_OK);
+    assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
+}
+
+/*
+ * Names llama.cpp's renumbering cannot handle: "blk.01." and "blk.1." both
+ * become blk.0 (llama.cpp aborts on the duplicate), and a block number past
+ * INT_MAX (its std::stoi throws). Refused with a message.
+ */
+static void test_prune_odd_names(void **state)
+{
+    (void)state;
+    const char *dir = tu_tmpdir("requant-prune-names");
+    char in[4200], want[4400];
+    snprintf(in, sizeof in, "%s/dup.gguf", dir);
+    const char *dup[] = { "blk.0.a.weight", "blk.1.x.weight", "blk.01.x.weight" };
+    make_named(in, dup, 3);
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "q8_0";
+    o.prune_layers = PRUNE_0_3;   /* layer 0 */
+    o.n_prune_layers = 1;
+    ggufq_plan *plan = NULL;
+    ggufq_error err;
+    assert_int_equal(ggufq_requant_plan(in, &o, &plan, &err), GGUFQ_E_DUPLICATE_TENSOR);
+    snprintf(want, sizeof want, "%s: --prune-layers: two tensors would be named 'blk.0.x.weight'", in);
+    assert_string_equal(err.message, want);
+    snprintf(in, sizeof in, "%s/big.gguf", dir);
+    const char *big[] = { "blk.0.a.weight", "blk.1.a.weight", "blk.99999999999.a.weight" };
+    make_named(in, big, 3);
+    assert_int_equal(ggufq_requant_plan(in, &o, &plan, &err), GGUFQ_E_FORMAT);
+    assert_string_equal(err.message, "tensor blk.99999999999.a.weight: the block number does not fit in an int");
+    assert_null(plan);
+    /* "v.blk.1." is a block for llama.cpp's search too (met first: tensors without a leading
+     * block number come first), "blk.x." and "blk.1x." are not (blk.1x sorts with block 1) */
+    snprintf(in, sizeof in, "%s/inner.gguf", dir);
+    const char *inner[] = { "blk.0.a.weight", "blk.1.a.weight", "v.blk.1.b.weight", "blk.x.c.weight", "blk.1x.d.weight" };
+    make_named(in, inner, 5);
+    assert_int_equal(ggufq_requant_plan(in, &o, &plan, &err), GGUFQ_OK);
+    const char *expect[] = { "blk.x.c.weight", "v.blk.0.b.weight", "blk.0.a.weight", "blk.1x.d.weight" };
+    assert_int_equal(ggufq_plan_count(plan), 4);
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(ggufq_plan_at(plan, i)->name, expect[i]);
+    ggufq_plan_free(plan);
+}
+
 /*
  * A caller built before prune_layers existed passes the smaller struct_size:
  * accepted, nothing read past it (the copy below ends there: ASan would see
@@ -672,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_prune_plan_names),
         cmocka_unit_test(test_prune_refusals),
         cmocka_unit_test(test_prune_needs_block_count),
+        cmocka_unit_test(test_prune_odd_names),
         cmocka_unit_test(test_old_struct_size),
         cmocka_unit_test(test_target_name),
     };

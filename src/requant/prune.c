@@ -67,7 +67,16 @@ int gq_prune_check_model(const ggufq_requant_options *opts, const char *file, co
     return GGUFQ_OK;
 }
 
-static bool is_pruned(const gq_prune *p, int64_t blk)
+/* llama.cpp's remap_layer state: block numbers met so far and what they became. */
+typedef struct prune_state {
+    const int32_t *layers;     /* opts->prune_layers: strictly increasing (checked) */
+    size_t         n_layers;
+    int64_t       *old_ids, *new_ids;   /* new_ids[k] < 0: block old_ids[k] is dropped */
+    size_t         n_mapped, cap;
+    int64_t        next_id;    /* the next free block number: the new block count at the end */
+} prune_state;
+
+static bool is_pruned(const prune_state *p, int64_t blk)
 {
     for (size_t i = 0; i < p->n_layers; i++)
         if (p->layers[i] == blk)
@@ -91,7 +100,12 @@ static bool find_block(const char *name, size_t *at, size_t *len)
     return false;
 }
 
-int gq_prune_rename(gq_prune *p, const char *name, char **renamed, ggufq_error *err)
+/*
+ * The name a tensor gets (remap_layer), called for every tensor in llama.cpp's
+ * processing order: *renamed is NULL (unchanged), name itself (the tensor is
+ * dropped), or a malloc'd new name.
+ */
+static int prune_rename(prune_state *p, const char *name, char **renamed, ggufq_error *err)
 {
     *renamed = NULL;
     size_t at, len;
@@ -146,12 +160,47 @@ int gq_prune_rename(gq_prune *p, const char *name, char **renamed, ggufq_error *
     return GGUFQ_OK;
 }
 
-void gq_prune_free(gq_prune *p)
+static void prune_free(prune_state *p)
 {
     free(p->old_ids);
     free(p->new_ids);
-    p->old_ids = p->new_ids = NULL;
-    p->n_mapped = p->cap = 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int gq_prune_tensors(const ggufq_requant_options *opts, const char *file, const char *const *names, int64_t n,
+                     char **renamed, int64_t *block_count_out, ggufq_error *err)
+{
+    prune_state pr = { opts->prune_layers, opts->n_prune_layers, NULL, NULL, 0, 0, 0 };
+    int rc = GGUFQ_OK;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n && rc == GGUFQ_OK; i++) {
+        rc = prune_rename(&pr, names[i], &renamed[i], err);
+    }
+    *block_count_out = pr.next_id;
+    prune_free(&pr);
+    /* two tensors given the same name (blk.7.x and blk.007.x): refused, where llama.cpp aborts */
+    const char **out = rc == GGUFQ_OK ? malloc((size_t)(n ? n : 1) * sizeof *out) : NULL;
+    if (rc == GGUFQ_OK && !out)
+        rc = gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    for (int64_t i = 0; out && i < n; i++)
+        if (renamed[i] != names[i])
+            out[k++] = renamed[i] ? renamed[i] : names[i];
+    if (out)
+        qsort(out, (size_t)k, sizeof *out, cmp_str);
+    for (int64_t i = 1; out && i < k && rc == GGUFQ_OK; i++)
+        if (strcmp(out[i - 1], out[i]) == 0)
+            rc = gq_rq_fail(err, GGUFQ_E_DUPLICATE_TENSOR, "%s: --prune-layers: two tensors would be "
+                            "named '%s'", file, out[i]);
+    free(out);
+    if (rc < 0)
+        for (int64_t i = 0; i < n; i++)
+            if (renamed[i] != names[i])
+                free(renamed[i]);
+    return rc;
 }
 
 /* Bytes of one element of a fixed-size GGUF type; 0 for strings and arrays. */

@@ -209,3 +209,15 @@ int gq_ftype_guess(ggufq_type type)
     default:                 return GQ_FTYPE_ALL_F32;   /* f32, and types the loader does not name */
     }
 }
+
+const char *ggufq_requant_target_name(const char *target)
+{
+    int ftype = 0;
+    ggufq_type type;
+    bool is_recipe = false;
+    if (gq_resolve_target(target, &ftype, &type, &is_recipe) < 0)
+        return NULL;
+    if (gq_target_is_copy(target))
+        return "COPY";
+    return is_recipe ? gq_ftype_name(ftype) : ggufq_type_name(type);
+}

@@ -225,47 +225,30 @@ static void free_refs(tensor_ref *refs, int64_t n)
     free(refs);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /*
- * --prune-layers: drop and rename the tensors as llama.cpp's remap_layer does,
- * walking them in its order (refs is sorted by layer, then name). Two tensors
- * given the same name (blk.7.x and blk.007.x) are refused, where llama.cpp aborts.
+ * --prune-layers: drop and rename the tensors (gq_prune_tensors), in llama.cpp's
+ * order (refs is sorted by layer, then name); refs keeps the ones that stay.
  */
 static int prune_refs(const gq_shards *s, const ggufq_requant_options *opts, tensor_ref *refs, int64_t *n,
                       int64_t *block_count_out, ggufq_error *err)
 {
-    gq_prune pr = { opts->prune_layers, opts->n_prune_layers, NULL, NULL, 0, 0, 0 };
+    const char **names = malloc((size_t)(*n ? *n : 1) * sizeof *names);
+    char **renamed = calloc((size_t)(*n ? *n : 1), sizeof *renamed);
+    int rc = names && renamed ? GGUFQ_OK : gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    for (int64_t i = 0; rc == GGUFQ_OK && i < *n; i++)
+        names[i] = refs[i].name;
+    if (rc == GGUFQ_OK)
+        rc = gq_prune_tensors(opts, ggufq_file_name(s->files[0]), names, *n, renamed, block_count_out, err);
     int64_t k = 0;
-    int rc = GGUFQ_OK;
-    for (int64_t i = 0; i < *n; i++) {
-        char *renamed = NULL;
-        if ((rc = gq_prune_rename(&pr, refs[i].name, &renamed, err)) < 0)
-            break;
-        if (renamed == refs[i].name)
-            continue;   /* dropped */
-        refs[k] = refs[i];
-        refs[k++].renamed = renamed;
-    }
-    *n = k;   /* refs past k own nothing */
-    *block_count_out = pr.next_id;
-    gq_prune_free(&pr);
-    if (rc < 0)
-        return rc;
-    const char **names = malloc((size_t)(k ? k : 1) * sizeof *names);
-    if (!names)
-        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
-    for (int64_t i = 0; i < k; i++)
-        names[i] = refs[i].renamed ? refs[i].renamed : refs[i].name;
-    qsort(names, (size_t)k, sizeof *names, cmp_str);
-    for (int64_t i = 1; i < k && rc == GGUFQ_OK; i++)
-        if (strcmp(names[i - 1], names[i]) == 0)
-            rc = gq_rq_fail(err, GGUFQ_E_DUPLICATE_TENSOR, "%s: --prune-layers: two tensors would be "
-                            "named '%s'", ggufq_file_name(s->files[0]), names[i]);
+    for (int64_t i = 0; rc == GGUFQ_OK && i < *n; i++)
+        if (renamed[i] != names[i]) {   /* else dropped */
+            refs[k] = refs[i];
+            refs[k++].renamed = renamed[i];
+        }
+    if (rc == GGUFQ_OK)
+        *n = k;
     free(names);
+    free(renamed);
     return rc;
 }
 
@@ -612,18 +595,6 @@ int ggufq_requant_options_check(const ggufq_requant_options *caller_opts, ggufq_
     rc = parse_overrides(opts, &kv, err);
     free(kv);
     return rc;
-}
-
-const char *ggufq_requant_target_name(const char *target)
-{
-    int ftype = 0;
-    ggufq_type type;
-    bool is_recipe = false;
-    if (gq_resolve_target(target, &ftype, &type, &is_recipe) < 0)
-        return NULL;
-    if (gq_target_is_copy(target))
-        return "COPY";
-    return is_recipe ? gq_ftype_name(ftype) : ggufq_type_name(type);
 }
 
 int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_opts, ggufq_plan **out,

@@ -98,27 +98,19 @@ int gq_kv_override_parse(const char *spec, gq_kv_override *out, ggufq_error *err
 /* Pruning blocks (prune.c)                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* llama.cpp's remap_layer state: block numbers met so far and what they became. */
-typedef struct gq_prune {
-    const int32_t *layers;     /* opts->prune_layers: strictly increasing (checked) */
-    size_t         n_layers;
-    int64_t       *old_ids, *new_ids;   /* new_ids[k] < 0: block old_ids[k] is dropped */
-    size_t         n_mapped, cap;
-    int64_t        next_id;    /* the next free block number: the new block count at the end */
-} gq_prune;
-
 /* The list alone: non-negative, strictly increasing (no file needed). */
 int  gq_prune_check_list(const ggufq_requant_options *opts, ggufq_error *err);
 /* Against the model: every layer below block_count, and not all of them. */
 int  gq_prune_check_model(const ggufq_requant_options *opts, const char *file, const char *arch,
                           int64_t block_count, ggufq_error *err);
 /*
- * The name a tensor gets, called for every tensor in llama.cpp's processing
- * order: *renamed is NULL (unchanged), name itself (the tensor is dropped), or
- * a malloc'd new name.
+ * llama.cpp's remap_layer over n tensors named names[] in its processing
+ * order: renamed[i] is NULL (unchanged), names[i] itself (dropped) or a
+ * malloc'd new name (the caller's to free); *block_count_out is the block
+ * count llama.cpp writes. Two tensors given the same name are refused.
  */
-int  gq_prune_rename(gq_prune *p, const char *name, char **renamed, ggufq_error *err);
-void gq_prune_free(gq_prune *p);
+int  gq_prune_tensors(const ggufq_requant_options *opts, const char *file, const char *const *names, int64_t n,
+                      char **renamed, int64_t *block_count_out, ggufq_error *err);
 /* A per-layer array of the model (see prune.c) that loses the pruned entries. */
 bool gq_prune_is_layer_array(const char *key, const ggufq_value *v, const char *arch, int64_t block_count);
 /* Set key to v without the pruned entries (same element type). */
