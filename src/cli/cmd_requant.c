@@ -143,33 +143,38 @@ static const char *rule_error(const char *rule, ggufq_error *err)
     return ggufq_requant_options_check(&o, err) == GGUFQ_OK ? NULL : err->message;
 }
 
-/* A regular file of at most MAX_TYPE_FILE_BYTES, read whole and NUL-terminated; NULL after a usage error. */
-static char *read_type_file(const char *path, size_t *size)
+/* A regular file of at most MAX_TYPE_FILE_BYTES, read whole and NUL-terminated into *out (malloc'd). */
+static int read_type_file(const char *path, char **out, size_t *size)
 {
     /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below) */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        cli_usage_error("requant", "--tensor-type-file %s: %s", path, strerror(errno));
+        int rc = cli_usage_error("requant", "--tensor-type-file %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return NULL;
+        return rc;
     }
     if (!S_ISREG(st.st_mode) || st.st_size > MAX_TYPE_FILE_BYTES) {
         cli_usage_error("requant", "--tensor-type-file %s: %s", path, !S_ISREG(st.st_mode)
                         ? "not a regular file" : "larger than 16 MiB: not a list of tensor types");
         close(fd);
-        return NULL;
+        return CLI_EXIT_USAGE;
     }
     char *text = malloc((size_t)st.st_size + 1);
+    int rc = CLI_EXIT_OK;
+    if (!text) {
+        cli_error("out of memory reading %s", path);
+        rc = CLI_EXIT_FAIL;
+    }
     size_t n = 0;
-    while (text && n <= (size_t)st.st_size) {   /* a file that grows stops at its size + 1 */
+    while (text && n <= (size_t)st.st_size) {   /* reads one byte more, to see a file that grew */
         ssize_t r = read(fd, text + n, (size_t)st.st_size + 1 - n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
             if (r < 0) {
-                cli_usage_error("requant", "--tensor-type-file %s: %s", path, strerror(errno));
+                rc = cli_usage_error("requant", "--tensor-type-file %s: %s", path, strerror(errno));
                 free(text);
                 text = NULL;
             }
@@ -183,10 +188,11 @@ static char *read_type_file(const char *path, size_t *size)
     }
     close(fd);
     if (!text)
-        return NULL;
+        return rc;
     text[n] = '\0';
+    *out = text;
     *size = n;
-    return text;
+    return CLI_EXIT_OK;
 }
 
 /*
@@ -200,9 +206,10 @@ static char *read_type_file(const char *path, size_t *size)
 static int read_tensor_type_file(requant_args *a, const char *path)
 {
     size_t size = 0;
-    char *text = read_type_file(path, &size);
-    if (!text)
-        return CLI_EXIT_USAGE;
+    char *text = NULL;
+    int rc = read_type_file(path, &text, &size);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (!own(text)) {
         cli_error("out of memory");
         return CLI_EXIT_FAIL;
@@ -233,8 +240,7 @@ static int read_tensor_type_file(requant_args *a, const char *path)
         const char *why = rule_error(rule, &err);
         if (why)
             return cli_usage_error("requant", "%s:%ld: %s", path, line, why);
-        int rc = add_tensor_type(a, rule);
-        if (rc != CLI_EXIT_OK)
+        if ((rc = add_tensor_type(a, rule)) != CLI_EXIT_OK)
             return rc;
         if (i < size) {
             line += end == '\n';
