@@ -481,7 +481,7 @@ typedef struct ggufq_requant_options {
                                           ggufq_requant_options_init; false refuses such a run
                                           (GGUFQ_E_INVALID_ARG), as llama.cpp's default and
                                           `ggufq requant` without --allow-requantize do */
-    /* Added in 0.1 (a caller built without them passes the smaller struct_size; they read as unset). */
+    /* Added after 0.1.0: a caller built without them passes a smaller struct_size (they read as unset). */
     const int32_t *prune_layers;       /* blocks to drop (llama-quantize --prune-layers): strictly
                                           increasing, each below <arch>.block_count, not all of them.
                                           The others are renumbered from 0, block_count is updated
