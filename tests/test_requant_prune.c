@@ -359,12 +359,23 @@ static void test_prune_shortens_per_layer_arrays(void **state)
     parity(dir, in, "q8_0", PRUNE_0_3, 2, true);
 }
 
-/* The model as two shards <dir>/split-0000i-of-00002.gguf, tensors halved in file order. */
-static void make_split(const char *dir, const char *whole)
+/*
+ * The model as two shards <dir>/split-0000i-of-00002.gguf: tensors halved in
+ * file order, or (second != NULL) those whose name starts with `second` in the
+ * second shard.
+ */
+static bool in_second(const ggufq_file *f, int64_t i, const char *second)
+{
+    ggufq_tensor_info t;
+    ggufq_tensor_at(f, i, &t);
+    return second ? strncmp(t.name, second, strlen(second)) == 0 : i >= ggufq_tensor_count(f) / 2;
+}
+
+static void make_split(const char *dir, const char *whole, const char *second)
 {
     ggufq_file *f = NULL;
     assert_int_equal(ggufq_open(whole, NULL, &f, NULL), GGUFQ_OK);
-    int64_t n = ggufq_tensor_count(f), half = n / 2;
+    int64_t n = ggufq_tensor_count(f);
     for (int s = 0; s < 2; s++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/split-%05d-of-00002.gguf", dir, s + 1);
@@ -378,23 +389,40 @@ static void make_split(const char *dir, const char *whole)
         ggufq_writer_set_uint(w, "split.no", GGUFQ_VT_UINT16, (uint64_t)s);
         ggufq_writer_set_uint(w, "split.count", GGUFQ_VT_UINT16, 2);
         ggufq_writer_set_int(w, "split.tensors.count", GGUFQ_VT_INT32, n);
-        int64_t lo = s ? half : 0, hi = s ? n : half;
-        for (int64_t i = lo; i < hi; i++) {
+        for (int64_t i = 0; i < n; i++) {
             ggufq_tensor_info t;
             ggufq_tensor_at(f, i, &t);
-            assert_int_equal(ggufq_writer_add_tensor(w, t.name, t.type, t.n_dims, t.dims), GGUFQ_OK);
+            if (in_second(f, i, second) == (s == 1))
+                assert_int_equal(ggufq_writer_add_tensor(w, t.name, t.type, t.n_dims, t.dims), GGUFQ_OK);
         }
-        for (int64_t i = lo; i < hi; i++) {
+        for (int64_t i = 0; i < n; i++) {
             ggufq_tensor_info t;
             ggufq_tensor_at(f, i, &t);
-            assert_int_equal(ggufq_writer_write(w, t.data, (size_t)t.size), GGUFQ_OK);
+            if (in_second(f, i, second) == (s == 1))
+                assert_int_equal(ggufq_writer_write(w, t.data, (size_t)t.size), GGUFQ_OK);
         }
         assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
     }
     ggufq_close(f);
 }
 
-/* --keep-split: each shard keeps its remaining tensors; split.tensors.count counts them. */
+/* ours (OUT) and llama.cpp's (OUT without .gguf, -0000i-of-0000N.gguf added) have the same bytes. */
+static void expect_same_file(const char *ours, const char *theirs)
+{
+    size_t na = 0, nb = 0;
+    uint8_t *x = tu_read_file(ours, &na), *y = tu_read_file(theirs, &nb);
+    assert_true(x && y);
+    assert_int_equal(na, nb);
+    tu_expect_same_bytes(x, y, na, ours);
+    free(x);
+    free(y);
+}
+
+/*
+ * --keep-split: each shard keeps its remaining tensors; split.tensors.count
+ * counts them. A last shard left without tensors is not written (llama.cpp
+ * counts shards by the tensors that stay): here the model in one file.
+ */
 static void test_prune_keep_split(void **state)
 {
     (void)state;
@@ -405,7 +433,7 @@ static void test_prune_keep_split(void **state)
     snprintf(in, sizeof in, "%s/model.gguf", dir);
     snprintf(shard1, sizeof shard1, "%s/split-00001-of-00002.gguf", dir);
     make_model(in, false);
-    make_split(dir, in);
+    make_split(dir, in, NULL);
     ggufq_requant_options o;
     ggufq_requant_options_init(&o);
     o.target = "Q4_K_M";
@@ -434,14 +462,22 @@ static void test_prune_keep_split(void **state)
         char a[4200], b[4200];
         snprintf(a, sizeof a, "%s/ours-%05d-of-00002.gguf", dir, s);
         snprintf(b, sizeof b, "%s/llama-%05d-of-00002.gguf", dir, s);
-        size_t na = 0, nb = 0;
-        uint8_t *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
-        assert_true(x && y);
-        assert_int_equal(na, nb);
-        tu_expect_same_bytes(x, y, na, a);
-        free(x);
-        free(y);
+        expect_same_file(a, b);
     }
+    /* blk.3 alone in the second shard, pruned: one file */
+    make_split(dir, in, "blk.3.");
+    o.prune_layers = PRUNE_0_3 + 1;   /* layer 3 */
+    snprintf(ours, sizeof ours, "%s/one.gguf", dir);
+    rc = ggufq_requant(shard1, ours, &o, NULL, NULL, &err);
+    if (rc != GGUFQ_OK)
+        fprintf(stderr, "ggufq_requant: %s\n", err.message);
+    assert_int_equal(rc, GGUFQ_OK);
+    list[0] = 3;
+    snprintf(theirs, sizeof theirs, "%s/llama-one", dir);
+    assert_int_equal(peer.quantize(shard1, theirs, &p), 0);
+    snprintf(theirs, sizeof theirs, "%s/llama-one-00001-of-00001.gguf", dir);
+    expect_same_file(ours, theirs);
+    assert_int_equal(tu_count_files(dir), 1 + 2 + 2 + 2 + 1 + 1);   /* model, shards, ours, theirs x 2 */
 }
 
 /* Legacy .dat imatrix: every 2D weight but token_embd, values differing per block. */

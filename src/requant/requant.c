@@ -637,11 +637,18 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_
 /* ggufq_requant                                                              */
 /* ------------------------------------------------------------------------- */
 
-/* Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf. */
-static int output_paths(const gq_shards *s, const ggufq_requant_options *opts, const char *out_path,
+/*
+ * Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf.
+ * N counts up to the last shard that still has a tensor (as llama.cpp: pruning can empty
+ * the last shards).
+ */
+static int output_paths(const ggufq_plan *plan, const ggufq_requant_options *opts, const char *out_path,
                         char ***paths, int *n_paths, ggufq_error *err)
 {
-    int n = opts->keep_split ? s->n : 1;
+    int n = 1;
+    for (int64_t i = 0; opts->keep_split && i < plan->n; i++)
+        if (plan->shard[i] + 1 > n)
+            n = plan->shard[i] + 1;
     char **p = calloc((size_t)n, sizeof *p);
     if (!p)
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
@@ -786,7 +793,7 @@ int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant
         goto out;
     if (opts->dry_run)
         goto out;
-    if ((rc = output_paths(&s, opts, out_path, &paths, &n_paths, err)) < 0)
+    if ((rc = output_paths(plan, opts, out_path, &paths, &n_paths, err)) < 0)
         goto out;
     /* no output may be an input (a shard, the imatrix): the writers refuse that (run.c) */
     rc = check_free_space(&s, plan, paths[0], err);
