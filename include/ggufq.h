@@ -453,7 +453,10 @@ GGUFQ_API const ggufq_error *ggufq_writer_error(const ggufq_writer *w);
 /* Requantization (llama.cpp's quantizer, byte for byte)                     */
 /* ------------------------------------------------------------------------- */
 
-/** Options of ggufq_requant; initialise with ggufq_requant_options_init, then set fields. */
+/**
+ * Options of ggufq_requant; initialise with ggufq_requant_options_init, then set fields.
+ * New fields are added at the end: struct_size tells which ones the caller knows.
+ */
 typedef struct ggufq_requant_options {
     size_t       struct_size;          /* sizeof(ggufq_requant_options): lets the struct grow */
     const char  *target;               /* a ggml type ("q4_K") or a llama.cpp recipe ("Q4_K_M") */
@@ -478,6 +481,13 @@ typedef struct ggufq_requant_options {
                                           ggufq_requant_options_init; false refuses such a run
                                           (GGUFQ_E_INVALID_ARG), as llama.cpp's default and
                                           `ggufq requant` without --allow-requantize do */
+    /* Added after 0.1.0: a caller built without them passes a smaller struct_size (they read as unset). */
+    const int32_t *prune_layers;       /* blocks to drop (llama-quantize --prune-layers): strictly
+                                          increasing, each below <arch>.block_count, not all of them.
+                                          The others are renumbered from 0, block_count is updated
+                                          (as llama.cpp does), and so, unlike llama.cpp, is every
+                                          per-layer metadata array (see README). */
+    size_t       n_prune_layers;
 } ggufq_requant_options;
 
 GGUFQ_API void ggufq_requant_options_init(ggufq_requant_options *opts);
@@ -485,11 +495,20 @@ GGUFQ_API void ggufq_requant_options_init(ggufq_requant_options *opts);
 /**
  * The checks of ggufq_requant that need no file: the target (as llama-quantize
  * reads its TYPE: names in any case, aliases, file type numbers, COPY; or a bare
- * ggml type), the --tensor-type rules, the --override-kv strings and the option
+ * ggml type), the --tensor-type rules, the --override-kv strings, the
+ * --prune-layers list (order, signs; its range needs the file) and the option
  * combinations. GGUFQ_OK, or the status and message ggufq_requant would give
  * (so a caller can tell a usage error from a failure on the file).
  */
 GGUFQ_API int ggufq_requant_options_check(const ggufq_requant_options *opts, ggufq_error *err);
+
+/**
+ * What a target resolves to, as llama-quantize reads it: the recipe's name
+ * ("q4_k", "Q4_K" and "15" give "Q4_K_M"; "12" gives "Q3_K_M"), "COPY", or
+ * for a bare ggml type its ggml name ("MXFP4" gives "mxfp4"). NULL if target
+ * is none of these. The string is static.
+ */
+GGUFQ_API const char *ggufq_requant_target_name(const char *target);
 
 /** Progress of a requant run; passed to the callback after each chunk. */
 typedef struct ggufq_progress {

@@ -3,6 +3,9 @@
  * ggufq_requant_plan / ggufq_requant (argument parsing, the --dry-run table,
  * progress on stderr, the summary).
  */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +18,54 @@
 #include "sigbus.h"
 
 #define MAX_LIST 256
+#define MAX_PRUNE 1024                        /* --prune-layers entries (layers of a model) */
+#define MAX_TYPE_FILE_BYTES ((off_t)16 << 20) /* a --tensor-type-file larger than this is refused */
 
 typedef struct requant_args {
     const char *in, *target, *out;
     ggufq_requant_options o;
-    const char *tensor_types[MAX_LIST], *include[MAX_LIST], *exclude[MAX_LIST], *kv[MAX_LIST];
+    const char **tensor_types;   /* --tensor-type and --tensor-type-file rules, in order (owned_texts) */
+    size_t tensor_types_cap;
+    const char *include[MAX_LIST], *exclude[MAX_LIST], *kv[MAX_LIST];
+    int32_t prune[MAX_PRUNE];
+    size_t n_prune;
     int progress;
     bool quiet;
 } requant_args;
+
+/*
+ * The rules list and the --tensor-type-file texts it points into live as long
+ * as the command: they are freed at exit.
+ */
+static struct { void **p; size_t n, cap; } owned_texts;
+
+static void free_owned_texts(void)
+{
+    for (size_t i = 0; i < owned_texts.n; i++)
+        free(owned_texts.p[i]);
+    free(owned_texts.p);
+    owned_texts.p = NULL;
+    owned_texts.n = owned_texts.cap = 0;
+}
+
+/* Keep p until exit (or free it now and return false when even that fails). */
+static bool own(void *p)
+{
+    if (owned_texts.n == owned_texts.cap) {
+        size_t cap = owned_texts.cap ? 2 * owned_texts.cap : 8;
+        void **q = realloc(owned_texts.p, cap * sizeof *q);
+        if (!q) {
+            free(p);
+            return false;
+        }
+        if (!owned_texts.p)
+            atexit(free_owned_texts);
+        owned_texts.p = q;
+        owned_texts.cap = cap;
+    }
+    owned_texts.p[owned_texts.n++] = p;
+    return true;
+}
 
 typedef struct progress_state {
     cli_progress display;
@@ -34,7 +77,8 @@ typedef struct progress_state {
 /* Options taking a value. */
 static const char *const value_opts[] = {
     "--threads", "--imatrix", "--output-tensor-type", "--token-embedding-type", "--tensor-type",
-    "--include-weights", "--exclude-weights", "--override-kv", "--progress", NULL
+    "--tensor-type-file", "--prune-layers", "--include-weights", "--exclude-weights", "--override-kv",
+    "--progress", NULL
 };
 
 static bool takes_value(const char *opt)
@@ -62,6 +106,197 @@ static int add_list(const char **list, size_t *n, const char *opt, const char *v
     return CLI_EXIT_OK;
 }
 
+/* Append a REGEX=TYPE rule (the list grows: a --tensor-type-file may hold thousands). */
+static int add_tensor_type(requant_args *a, const char *rule)
+{
+    if (a->o.n_tensor_types == a->tensor_types_cap) {
+        size_t cap = a->tensor_types_cap ? 2 * a->tensor_types_cap : 64;
+        const char **p = malloc(cap * sizeof *p);
+        if (!p || !own((void *)p)) {
+            cli_error("out of memory");
+            return CLI_EXIT_FAIL;
+        }
+        if (a->o.n_tensor_types)
+            memcpy(p, a->tensor_types, a->o.n_tensor_types * sizeof *p);
+        a->tensor_types = p;   /* the old list is freed at exit with the rest */
+        a->tensor_types_cap = cap;
+    }
+    a->tensor_types[a->o.n_tensor_types++] = rule;
+    return CLI_EXIT_OK;
+}
+
+/* The library's verdict on one rule (its format, type and regular expression); NULL if good. */
+static const char *rule_error(const char *rule, ggufq_error *err)
+{
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "q8_0";
+    o.tensor_types = &rule;
+    o.n_tensor_types = 1;
+    return ggufq_requant_options_check(&o, err) == GGUFQ_OK ? NULL : err->message;
+}
+
+/* A regular file of at most MAX_TYPE_FILE_BYTES, read whole and NUL-terminated into *out (malloc'd). */
+static int read_type_file(const char *path, char **out, size_t *size)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int rc = cli_usage_error("requant", "--tensor-type-file %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > MAX_TYPE_FILE_BYTES) {
+        cli_usage_error("requant", "--tensor-type-file %s: %s", path, !S_ISREG(st.st_mode)
+                        ? "not a regular file" : "larger than 16 MiB: not a list of tensor types");
+        close(fd);
+        return CLI_EXIT_USAGE;
+    }
+    char *text = malloc((size_t)st.st_size + 1);
+    int rc = CLI_EXIT_OK;
+    if (!text) {
+        cli_error("out of memory reading %s", path);
+        rc = CLI_EXIT_FAIL;
+    }
+    size_t n = 0;
+    while (text && n <= (size_t)st.st_size) {   /* reads one byte more, to see a file that grew */
+        ssize_t r = read(fd, text + n, (size_t)st.st_size + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r < 0) {
+                rc = cli_usage_error("requant", "--tensor-type-file %s: %s", path, strerror(errno));
+                free(text);
+                text = NULL;
+            }
+            break;
+        }
+        n += (size_t)r;
+        if (n > (size_t)st.st_size) {   /* grown while read: take what stat said */
+            n = (size_t)st.st_size;
+            break;
+        }
+    }
+    close(fd);
+    if (!text)
+        return rc;
+    text[n] = '\0';
+    *out = text;
+    *size = n;
+    return CLI_EXIT_OK;
+}
+
+/*
+ * --tensor-type-file: llama-quantize reads the file with `file >> word`:
+ * REGEX=TYPE rules separated by any white space (spaces, tabs, newlines;
+ * blank lines are nothing), each as a --tensor-type at this point of the
+ * command line. ggufq also takes a word starting with '#' as a comment up to
+ * the end of its line (llama-quantize would refuse such a file). A bad rule
+ * is a usage error naming the file and line.
+ */
+static int read_tensor_type_file(requant_args *a, const char *path)
+{
+    size_t size = 0;
+    char *text = NULL;
+    int rc = read_type_file(path, &text, &size);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!own(text)) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    long line = 1;
+    for (size_t i = 0; i < size;) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\0')
+            return cli_usage_error("requant", "%s:%ld: a NUL byte: not a list of tensor types", path, line);
+        if (isspace(c)) {
+            line += c == '\n';
+            i++;
+            continue;
+        }
+        if (c == '#') {   /* a comment, to the end of the line */
+            while (i < size && text[i] != '\n')
+                i++;
+            continue;
+        }
+        const char *rule = text + i;
+        while (i < size && text[i] != '\0' && !isspace((unsigned char)text[i]))
+            i++;
+        if (i < size && text[i] == '\0')
+            return cli_usage_error("requant", "%s:%ld: a NUL byte: not a list of tensor types", path, line);
+        char end = text[i];
+        text[i] = '\0';   /* the rule is the word; text[size] is already NUL */
+        ggufq_error err;
+        const char *why = rule_error(rule, &err);
+        if (why)
+            return cli_usage_error("requant", "%s:%ld: %s", path, line, why);
+        if ((rc = add_tensor_type(a, rule)) != CLI_EXIT_OK)
+            return rc;
+        if (i < size) {
+            line += end == '\n';
+            i++;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/*
+ * --prune-layers L0,L1,...: block numbers separated by commas (spaces around
+ * a number are allowed). Repeated options add up; the list is sorted and
+ * repeats dropped at the end, as llama-quantize does.
+ */
+static int add_prune_layers(requant_args *a, const char *val)
+{
+    const char *p = val;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char num[16];
+        while (len > 0 && isspace((unsigned char)*p)) {
+            p++;
+            len--;
+        }
+        while (len > 0 && isspace((unsigned char)p[len - 1]))
+            len--;
+        long n = -1;
+        bool digits = len > 0 && len < sizeof num;
+        for (size_t i = 0; digits && i < len; i++)
+            digits = isdigit((unsigned char)p[i]) != 0;
+        if (digits) {
+            memcpy(num, p, len);
+            num[len] = '\0';
+        }
+        if (!digits || !cli_parse_int(num, 0, INT32_MAX, &n))
+            return cli_usage_error("requant", "--prune-layers: '%.*s' is not a layer number (expected "
+                                   "L0,L1,... such as 3,7,11)", (int)len, p);
+        if (a->n_prune == MAX_PRUNE)
+            return cli_usage_error("requant", "--prune-layers: more than %d layers", MAX_PRUNE);
+        a->prune[a->n_prune++] = (int32_t)n;
+        if (!comma)
+            return CLI_EXIT_OK;
+        p = comma + 1;
+    }
+}
+
+static int cmp_int32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+static void sort_prune_layers(requant_args *a)
+{
+    qsort(a->prune, a->n_prune, sizeof a->prune[0], cmp_int32);
+    size_t k = 0;
+    for (size_t i = 0; i < a->n_prune; i++)
+        if (k == 0 || a->prune[i] != a->prune[k - 1])
+            a->prune[k++] = a->prune[i];
+    a->n_prune = k;
+}
+
 static int apply_value(requant_args *a, const char *opt, const char *val)
 {
     ggufq_requant_options *o = &a->o;
@@ -81,7 +316,11 @@ static int apply_value(requant_args *a, const char *opt, const char *val)
         const char *eq = strchr(val, '=');
         if (!eq || eq == val || ggufq_type_from_name(eq + 1) < 0)
             return cli_usage_error("requant", "--tensor-type expects REGEX=TYPE with a ggml type, not '%s'", val);
-        return add_list(a->tensor_types, &o->n_tensor_types, opt, val);
+        return add_tensor_type(a, val);
+    } else if (strcmp(opt, "--tensor-type-file") == 0) {
+        return read_tensor_type_file(a, val);
+    } else if (strcmp(opt, "--prune-layers") == 0) {
+        return add_prune_layers(a, val);
     } else if (strcmp(opt, "--include-weights") == 0) {
         return add_list(a->include, &o->n_include_weights, opt, val);
     } else if (strcmp(opt, "--exclude-weights") == 0) {
@@ -207,6 +446,9 @@ static int parse_args(int argc, char **argv, requant_args *a)
         return rc;
     a->o.target = a->target;
     a->o.tensor_types = a->tensor_types;
+    sort_prune_layers(a);
+    a->o.prune_layers = a->n_prune ? a->prune : NULL;
+    a->o.n_prune_layers = a->n_prune;
     a->o.include_weights = a->include;
     a->o.exclude_weights = a->exclude;
     a->o.kv_overrides = a->kv;
@@ -318,7 +560,14 @@ static void print_summary(const requant_args *a, const ggufq_plan *plan, double 
     char ia[32], oa[32];
     cli_format_bytes(ia, sizeof ia, in);
     cli_format_bytes(oa, sizeof oa, out);
-    out_printf("wrote %s (%s, file type %u)\n", a->out, a->target, ggufq_plan_file_type(plan));
+    /* the target as given, and what it resolved to when that reads differently ("15", "q4_K") */
+    const char *name = ggufq_requant_target_name(a->target);
+    if (!name || strcmp(name, a->target) == 0)
+        out_printf("wrote %s (%s%s, file type %u)\n", a->out, a->target, a->o.pure ? ", pure" : "",
+                   ggufq_plan_file_type(plan));
+    else
+        out_printf("wrote %s (%s from '%s'%s, file type %u)\n", a->out, name, a->target,
+                   a->o.pure ? ", pure" : "", ggufq_plan_file_type(plan));
     out_printf("tensors:  %" PRId64 " (%" PRId64 " converted, %" PRId64 " copied)\n", ggufq_plan_count(plan), n_q,
                ggufq_plan_count(plan) - n_q);
     out_printf("input:    %s, %.4f bits per weight\n", ia, bpw(in, weights));
@@ -440,6 +689,11 @@ const cli_command cmd_requant_command = {
       "  --token-embedding-type T    Type of token_embd.weight\n"
       "  --tensor-type REGEX=T       Type of the tensors REGEX matches (repeatable;\n"
       "                              the first match wins)\n"
+      "  --tensor-type-file FILE     REGEX=T rules separated by white space, read in\n"
+      "                              place among the --tensor-type options ('#' starts\n"
+      "                              a comment to the end of the line)\n"
+      "  --prune-layers L0,L1,...    Drop these blocks (blk.N.*), renumber the others;\n"
+      "                              block_count and per-layer metadata arrays follow\n"
       "  --leave-output-tensor       Keep output.weight as it is\n"
       "  --allow-requantize          Convert tensors that are already quantized\n"
       "                              (decoded first: quality is lost); without it\n"

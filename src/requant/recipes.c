@@ -322,3 +322,15 @@ int ggufq_recipe_at(int64_t i, ggufq_recipe_info *out)
     out->bpw = stated_bpw(RECIPE_TEXT[i].text);
     return GGUFQ_OK;
 }
+
+const char *ggufq_requant_target_name(const char *target)
+{
+    int ftype = 0;
+    ggufq_type type;
+    bool is_recipe = false;
+    if (gq_resolve_target(target, &ftype, &type, &is_recipe) < 0)
+        return NULL;
+    if (gq_target_is_copy(target))
+        return "COPY";
+    return is_recipe ? gq_ftype_name(ftype) : ggufq_type_name(type);
+}

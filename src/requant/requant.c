@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ typedef struct tensor_ref {
     uint64_t    offset;
     int         layer;   /* as sscanf(name, "blk.%d.") leaves it: -1 without a number */
     const char *name;
+    char       *renamed; /* --prune-layers: the new name (owned), or NULL: unchanged */
 } tensor_ref;
 
 /* The layer llama.cpp's weight_name_comparer reads with sscanf("blk.%d."). */
@@ -156,6 +158,10 @@ void ggufq_plan_free(ggufq_plan *plan)
         for (int64_t i = 0; i < plan->n; i++)
             free(plan->names[i]);
     free(plan->names);
+    if (plan->imatrix_names)
+        for (int64_t i = 0; i < plan->n; i++)
+            free(plan->imatrix_names[i]);
+    free(plan->imatrix_names);
     free(plan->entries);
     free(plan->shard);
     free(plan->index);
@@ -172,8 +178,7 @@ const ggufq_plan_entry *ggufq_plan_at(const ggufq_plan *plan, int64_t i)
 uint32_t ggufq_plan_file_type(const ggufq_plan *plan) { return plan ? plan->file_type : 0; }
 bool     ggufq_plan_pure(const ggufq_plan *plan) { return plan && plan->pure; }
 
-static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, int64_t *n_out,
-                        ggufq_error *err)
+static int collect_refs(const gq_shards *s, tensor_ref **out, int64_t *n_out, ggufq_error *err)
 {
     int64_t n = 0;
     for (int i = 0; i < s->n; i++)
@@ -186,7 +191,7 @@ static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, i
         for (int64_t j = 0; j < ggufq_tensor_count(s->files[i]); j++, k++) {
             ggufq_tensor_info t;
             ggufq_tensor_at(s->files[i], j, &t);
-            refs[k] = (tensor_ref){ i, j, t.offset, name_layer(t.name), t.name };
+            refs[k] = (tensor_ref){ i, j, t.offset, name_layer(t.name), t.name, NULL };
             /* Readable, but the output could not be loaded: refuse before writing. */
             const size_t len = strlen(t.name);
             if (len > GGUFQ_MAX_NAME_LEN) {
@@ -208,11 +213,43 @@ static int collect_refs(const gq_shards *s, bool keep_split, tensor_ref **out, i
             free(refs);
             return rc;
         }
-    if (keep_split)
-        qsort(refs, (size_t)n, sizeof *refs, by_shard_then_offset);
     *out = refs;
     *n_out = n;
     return GGUFQ_OK;
+}
+
+static void free_refs(tensor_ref *refs, int64_t n)
+{
+    for (int64_t i = 0; refs && i < n; i++)
+        free(refs[i].renamed);
+    free(refs);
+}
+
+/*
+ * --prune-layers: drop and rename the tensors (gq_prune_tensors), in llama.cpp's
+ * order (refs is sorted by layer, then name); refs keeps the ones that stay.
+ */
+static int prune_refs(const gq_shards *s, const ggufq_requant_options *opts, tensor_ref *refs, int64_t *n,
+                      int64_t *block_count_out, ggufq_error *err)
+{
+    const char **names = malloc((size_t)(*n ? *n : 1) * sizeof *names);
+    char **renamed = calloc((size_t)(*n ? *n : 1), sizeof *renamed);
+    int rc = names && renamed ? GGUFQ_OK : gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    for (int64_t i = 0; rc == GGUFQ_OK && i < *n; i++)
+        names[i] = refs[i].name;
+    if (rc == GGUFQ_OK)
+        rc = gq_prune_tensors(opts, ggufq_file_name(s->files[0]), names, *n, renamed, block_count_out, err);
+    int64_t k = 0;
+    for (int64_t i = 0; rc == GGUFQ_OK && i < *n; i++)
+        if (renamed[i] != names[i]) {   /* else dropped */
+            refs[k] = refs[i];
+            refs[k++].renamed = renamed[i];
+        }
+    if (rc == GGUFQ_OK)
+        *n = k;
+    free(names);
+    free(renamed);
+    return rc;
 }
 
 static int alloc_plan(int64_t n, ggufq_plan **out)
@@ -234,13 +271,16 @@ static int alloc_plan(int64_t n, ggufq_plan **out)
 }
 
 /* Fill the input side of each entry; the policy fills out_type, reason, uses_imatrix. */
-static int fill_inputs(const gq_shards *s, const tensor_ref *refs, ggufq_plan *p, gq_plan_input *in)
+static int fill_inputs(const gq_shards *s, tensor_ref *refs, ggufq_plan *p, gq_plan_input *in)
 {
     for (int64_t i = 0; i < p->n; i++) {
         ggufq_tensor_info t;
         ggufq_tensor_at(s->files[refs[i].shard], refs[i].index, &t);
-        p->names[i] = strdup(t.name);
+        p->names[i] = refs[i].renamed ? refs[i].renamed : strdup(t.name);
+        refs[i].renamed = NULL;   /* the plan owns it now */
         if (!p->names[i])
+            return GGUFQ_E_NOMEM;
+        if (p->imatrix_names && !(p->imatrix_names[i] = strdup(t.name)))
             return GGUFQ_E_NOMEM;
         p->shard[i] = refs[i].shard;
         p->index[i] = refs[i].index;
@@ -320,7 +360,7 @@ static int mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im, const char *im_
     bool have = im && im->n > 0;
     for (int64_t i = 0; i < p->n; i++) {
         ggufq_plan_entry *e = &p->entries[i];
-        const gq_imatrix_entry *m = have ? gq_imatrix_find(im, e->name) : NULL;
+        const gq_imatrix_entry *m = have ? gq_imatrix_find(im, gq_plan_imatrix_name(p, i)) : NULL;
         bool converted = e->out_type != e->in_type;
         e->uses_imatrix = converted && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
         if (!converted || !have || e->uses_imatrix)
@@ -444,27 +484,45 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
         return target_failure(opts->target, rc, err);
     tensor_ref *refs = NULL;
     int64_t n = 0;
-    if ((rc = collect_refs(s, opts->keep_split, &refs, &n, err)) < 0)
+    gq_model_info model;
+    char arch[128];
+    int64_t block_count_out = 0;
+    if ((rc = collect_refs(s, &refs, &n, err)) < 0)
         return rc;
+    if (opts->n_prune_layers > 0) {
+        if ((rc = model_info(s->files[0], &model, arch, sizeof arch, err)) < 0 ||
+            (rc = gq_prune_check_model(opts, ggufq_file_name(s->files[0]), arch, model.n_layer, err)) < 0 ||
+            (rc = prune_refs(s, opts, refs, &n, &block_count_out, err)) < 0) {
+            free_refs(refs, n);
+            return rc;
+        }
+    }
+    if (opts->keep_split)
+        qsort(refs, (size_t)n, sizeof *refs, by_shard_then_offset);
     ggufq_plan *p = NULL;
     gq_plan_input *in = calloc((size_t)(n ? n : 1), sizeof *in);
-    if (!in || alloc_plan(n, &p) < 0) {
+    if (!in || alloc_plan(n, &p) < 0 ||
+        (opts->n_prune_layers > 0 && !(p->imatrix_names = calloc((size_t)(n ? n : 1), sizeof *p->imatrix_names)))) {
         free(in);
-        free(refs);
+        free_refs(refs, n);
+        ggufq_plan_free(p);
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
     }
     p->n = n;
     p->file_type = (uint32_t)ftype;
     p->pure = opts->pure || !is_recipe;
+    if (opts->n_prune_layers > 0) {
+        snprintf(p->arch, sizeof p->arch, "%s", arch);
+        p->block_count_in = model.n_layer;
+        p->block_count_out = block_count_out;
+    }
     rc = fill_inputs(s, refs, p, in);
-    free(refs);
+    free_refs(refs, n);
     if (rc == GGUFQ_OK && gq_target_is_copy(opts->target))
         rc = copy_file_type(s->files[0], in, n, &p->file_type);
     if (rc < 0) {
         rc = gq_rq_fail(err, rc, "out of memory");
     } else {
-        gq_model_info model;
-        char arch[128];
         rc = model_info(s->files[0], &model, arch, sizeof arch, err);
         if (rc == GGUFQ_OK)
             rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
@@ -485,11 +543,11 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
     return GGUFQ_OK;
 }
 
+/* The struct before prune_layers was added: what callers built against 0.1.0 pass. */
+#define OPTIONS_V1_SIZE offsetof(ggufq_requant_options, prune_layers)
+
 static int check_options(const ggufq_requant_options *opts, ggufq_error *err)
 {
-    if (!opts || opts->struct_size < sizeof *opts)
-        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG,
-                          "options not initialised with ggufq_requant_options_init");
     if (!opts->target)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "no target type or recipe given");
     if (opts->n_include_weights && opts->n_exclude_weights)
@@ -499,15 +557,31 @@ static int check_options(const ggufq_requant_options *opts, ggufq_error *err)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "--include-weights/--exclude-weights need --imatrix");
     if (opts->nthreads < 0)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "negative thread count");
-    return GGUFQ_OK;
+    return gq_prune_check_list(opts, err);
+}
+
+/*
+ * The caller's options as this version's struct (fields past the caller's
+ * struct_size, which it does not know, keep their defaults), then checked.
+ */
+static int take_options(const ggufq_requant_options *in, ggufq_requant_options *o, ggufq_error *err)
+{
+    if (!in || in->struct_size < OPTIONS_V1_SIZE)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG,
+                          "options not initialised with ggufq_requant_options_init");
+    ggufq_requant_options_init(o);
+    memcpy(o, in, in->struct_size < sizeof *o ? in->struct_size : sizeof *o);
+    o->struct_size = sizeof *o;
+    return check_options(o, err);
 }
 
 static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err);
 
-int ggufq_requant_options_check(const ggufq_requant_options *opts, ggufq_error *err)
+int ggufq_requant_options_check(const ggufq_requant_options *caller_opts, ggufq_error *err)
 {
     gq_error_clear(err);
-    int rc = check_options(opts, err);
+    ggufq_requant_options opts_v, *opts = &opts_v;
+    int rc = take_options(caller_opts, opts, err);
     if (rc < 0)
         return rc;
     int ftype = 0;
@@ -523,15 +597,16 @@ int ggufq_requant_options_check(const ggufq_requant_options *opts, ggufq_error *
     return rc;
 }
 
-int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, ggufq_plan **out,
+int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_opts, ggufq_plan **out,
                        ggufq_error *err)
 {
+    ggufq_requant_options opts_v, *opts = &opts_v;
     if (err)
         memset(err, 0, sizeof *err);
     if (!in_path || !out)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
     *out = NULL;
-    int rc = check_options(opts, err);
+    int rc = take_options(caller_opts, opts, err);
     if (rc < 0)
         return rc;
     gq_kv_override *kv = NULL;
@@ -562,11 +637,18 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts, g
 /* ggufq_requant                                                              */
 /* ------------------------------------------------------------------------- */
 
-/* Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf. */
-static int output_paths(const gq_shards *s, const ggufq_requant_options *opts, const char *out_path,
+/*
+ * Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf.
+ * N counts up to the last shard that still has a tensor (as llama.cpp: pruning can empty
+ * the last shards).
+ */
+static int output_paths(const ggufq_plan *plan, const ggufq_requant_options *opts, const char *out_path,
                         char ***paths, int *n_paths, ggufq_error *err)
 {
-    int n = opts->keep_split ? s->n : 1;
+    int n = 1;
+    for (int64_t i = 0; opts->keep_split && i < plan->n; i++)
+        if (plan->shard[i] + 1 > n)
+            n = plan->shard[i] + 1;
     char **p = calloc((size_t)n, sizeof *p);
     if (!p)
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
@@ -675,14 +757,15 @@ static size_t add_imatrix_keys(gq_kv_override *kv, size_t n, const char *path, c
     return n;
 }
 
-int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant_options *opts,
+int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant_options *caller_opts,
                   ggufq_progress_fn progress, void *user_data, ggufq_error *err)
 {
     if (err)
         memset(err, 0, sizeof *err);
-    if (!in_path || (!out_path && !(opts && opts->dry_run)))
+    if (!in_path || (!out_path && !(caller_opts && caller_opts->dry_run)))
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
-    int rc = check_options(opts, err);
+    ggufq_requant_options opts_v, *opts = &opts_v;
+    int rc = take_options(caller_opts, opts, err);
     if (rc < 0)
         return rc;
     gq_kv_override *kv = NULL;
@@ -710,7 +793,7 @@ int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant
         goto out;
     if (opts->dry_run)
         goto out;
-    if ((rc = output_paths(&s, opts, out_path, &paths, &n_paths, err)) < 0)
+    if ((rc = output_paths(plan, opts, out_path, &paths, &n_paths, err)) < 0)
         goto out;
     /* no output may be an input (a shard, the imatrix): the writers refuse that (run.c) */
     rc = check_free_space(&s, plan, paths[0], err);

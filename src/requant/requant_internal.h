@@ -95,6 +95,29 @@ typedef struct gq_kv_override {
 int gq_kv_override_parse(const char *spec, gq_kv_override *out, ggufq_error *err);
 
 /* ------------------------------------------------------------------------- */
+/* Pruning blocks (prune.c)                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* The list alone: non-negative, strictly increasing (no file needed). */
+int  gq_prune_check_list(const ggufq_requant_options *opts, ggufq_error *err);
+/* Against the model: every layer below block_count, and not all of them. */
+int  gq_prune_check_model(const ggufq_requant_options *opts, const char *file, const char *arch,
+                          int64_t block_count, ggufq_error *err);
+/*
+ * llama.cpp's remap_layer over n tensors named names[] in its processing
+ * order: renamed[i] is NULL (unchanged), names[i] itself (dropped) or a
+ * malloc'd new name (the caller's to free); *block_count_out is the block
+ * count llama.cpp writes. Two tensors given the same name are refused.
+ */
+int  gq_prune_tensors(const ggufq_requant_options *opts, const char *file, const char *const *names, int64_t n,
+                      char **renamed, int64_t *block_count_out, ggufq_error *err);
+/* A per-layer array of the model (see prune.c) that loses the pruned entries. */
+bool gq_prune_is_layer_array(const char *key, const ggufq_value *v, const char *arch, int64_t block_count);
+/* Set key to v without the pruned entries (same element type). */
+int  gq_prune_set_layer_array(ggufq_writer *w, const char *key, const ggufq_value *v,
+                              const ggufq_requant_options *opts);
+
+/* ------------------------------------------------------------------------- */
 /* Validation (validate.c)                                                   */
 /* ------------------------------------------------------------------------- */
 
@@ -119,7 +142,18 @@ struct ggufq_plan {
     char            **names;     /* owned copies of the names */
     uint64_t          n_weights; /* all tensors */
     uint64_t          in_total, out_total;
+    /* with --prune-layers */
+    char            **imatrix_names;   /* the input's name of each entry (its imatrix entry); NULL: none pruned */
+    char              arch[128];       /* general.architecture */
+    int64_t           block_count_in;  /* <arch>.block_count of the input */
+    int64_t           block_count_out; /* written as <arch>.block_count (llama.cpp's count) */
 };
+
+/* The name a plan entry's imatrix row has (its input name when blocks were renumbered). */
+static inline const char *gq_plan_imatrix_name(const struct ggufq_plan *p, int64_t i)
+{
+    return p->imatrix_names ? p->imatrix_names[i] : p->entries[i].name;
+}
 
 /* Plan over opened shards (in llama.cpp's processing order). */
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,

@@ -92,7 +92,10 @@ static int write_metadata(run_state *st, int k, ggufq_error *err)
         for (int64_t i = 0; i < ggufq_kv_count(f) && rc == GGUFQ_OK; i++) {
             ggufq_value v;
             rc = ggufq_kv_value(f, i, &v);
-            if (rc == GGUFQ_OK)
+            if (rc == GGUFQ_OK && r->plan->imatrix_names &&
+                gq_prune_is_layer_array(ggufq_kv_key(f, i), &v, r->plan->arch, r->plan->block_count_in))
+                rc = gq_prune_set_layer_array(w, ggufq_kv_key(f, i), &v, r->opts);   /* not in llama.cpp */
+            else if (rc == GGUFQ_OK)
                 rc = ggufq_writer_set_value(w, ggufq_kv_key(f, i), &v);
         }
         if (rc == GGUFQ_OK) {
@@ -108,6 +111,12 @@ static int write_metadata(run_state *st, int k, ggufq_error *err)
         ggufq_writer_remove(w, "split.tensors.count");
         for (size_t i = 0; i < r->n_kv && rc == GGUFQ_OK; i++)
             rc = set_override(w, &r->kv[i]);
+        if (rc == GGUFQ_OK && r->plan->imatrix_names) {   /* pruned: llama.cpp sets it last */
+            char key[160];
+            snprintf(key, sizeof key, "%s.block_count", r->plan->arch);
+            ggufq_writer_remove(w, key);
+            rc = ggufq_writer_set_uint(w, key, GGUFQ_VT_UINT32, (uint64_t)r->plan->block_count_out);
+        }
     }
     if (rc == GGUFQ_OK && r->n_out > 1) {
         rc = ggufq_writer_set_uint(w, "split.no", GGUFQ_VT_UINT16, (uint64_t)k);
@@ -177,6 +186,7 @@ typedef struct tensor_job {
     int64_t       ne0, ne1, ne2, nrows;
     size_t        in_row, out_row;
     const float  *imatrix;    /* ne0 * ne2 values, or NULL */
+    const char   *im_name;    /* the name of its imatrix entry (the input's, when blocks were pruned) */
 } tensor_job;
 
 /* First problem found in a chunk; the lowest row wins, so reports do not depend on threads. */
@@ -401,7 +411,7 @@ static bool requires_imatrix(const char *name, ggufq_type t, uint32_t ftype)
 static int pick_imatrix(const gq_run *r, const tensor_job *j, const float **out, ggufq_error *err)
 {
     *out = NULL;
-    const gq_imatrix_entry *m = r->imatrix ? gq_imatrix_find(r->imatrix, j->e->name) : NULL;
+    const gq_imatrix_entry *m = r->imatrix ? gq_imatrix_find(r->imatrix, j->im_name) : NULL;
     if (m) {
         /* ne0 * ne2 can overflow for an empty tensor of huge dimensions: no entry fits it then */
         bool fits = j->ne2 != 0 && j->ne0 <= INT64_MAX / j->ne2;
@@ -443,8 +453,9 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
     ggufq_tensor_at(f, r->plan->index[i], &t);
     ggufq_writer *w = st->w[r->n_out > 1 ? r->plan->shard[i] : 0];
     tensor_job j = { e, ggufq_file_name(f), ggufq_file_data_offset(f) + t.offset, t.data, t.dims[0],
-                     t.n_dims >= 2 ? t.dims[1] : 1, t.n_dims >= 3 ? t.dims[2] : 1, 0, 0, 0, NULL };
+                     t.n_dims >= 2 ? t.dims[1] : 1, t.n_dims >= 3 ? t.dims[2] : 1, 0, 0, 0, NULL, NULL };
     j.nrows = j.ne0 ? t.n_elements / j.ne0 : 0;
+    j.im_name = gq_plan_imatrix_name(r->plan, i);
     j.in_row = ggufq_row_size(e->in_type, j.ne0);
     j.out_row = ggufq_row_size(e->out_type, j.ne0);
     bool copy = e->out_type == e->in_type;

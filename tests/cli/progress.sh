@@ -226,7 +226,7 @@ else
     expect 0 "requant on a 60-column terminal" && {
         w=$(python3 "$TMP/width.py" "$TMP/tty")
         [ "$w" -lt 60 ] || fail "requant: the bar is $w columns on a 60-column terminal"
-        tr -d '\r' <"$TMP/tty" | grep -q "^wrote $TMP/t.gguf (q4_K, file type 15)$" || fail "requant: summary not on its own line"
+        tr -d '\r' <"$TMP/tty" | grep -q "^wrote $TMP/t.gguf (Q4_K_M from 'q4_K', file type 15)$" || fail "requant: summary not on its own line"
     }
     tty_run 25 "'$GGUFQ' dequant '$FIXTURE' '$TMP/t.gguf' --progress bar 2>&1 >/dev/null"
     expect 0 "dequant on a 25-column terminal" && {

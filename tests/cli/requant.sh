@@ -214,7 +214,7 @@ else
         tty_has "ETA 0:00" "bar ETA"
         grep -q "$(printf '\r')\[#*\.*\] " "$TMP/tty" || fail "bar not redrawn in place (no CR before it)"
         grep -q "$(printf '\033')\[K" "$TMP/tty" || fail "bar does not erase the rest of its line"
-        tty_has "wrote $TMP/tty.gguf (q4_K, file type 15)" "summary on a terminal"
+        tty_has "wrote $TMP/tty.gguf (Q4_K_M from 'q4_K', pure, file type 15)" "summary on a terminal"
         tty_has "2 threads" "summary on a terminal"
         # the summary starts on a line of its own, after the bar
         tr -d '\r' <"$TMP/tty" | grep -q "^wrote $TMP/tty.gguf" || fail "summary not on its own line"
