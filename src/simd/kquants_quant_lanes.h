@@ -9,9 +9,10 @@
  * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
  * neon/kquants_quant_neon.c), after its ISA layer (<isa>/lanes_<isa>.h:
  * LANES (4, 8 or 16), the types vf/vi/vm, the vf_/vi_/vm_ helpers,
- * gather_lanes, bsums16) and with GQ_KQ_FILL defined (the name of the fill
- * function to define). Sharing the text keeps the ISAs' arithmetic the
- * same expression for expression; bit-exactness as in search_lanes.h.
+ * gather_lanes, bsums16, and GQ_ISA_NAME, which puts the ISA in the names of
+ * the entry points it defines: gq_<isa>_quantize_q2_K ... _q8_K). Sharing
+ * the text keeps the ISAs' arithmetic the same expression for expression;
+ * bit-exactness as in search_lanes.h.
  */
 #ifndef GGUFQ_KQUANTS_QUANT_LANES_H
 #define GGUFQ_KQUANTS_QUANT_LANES_H
@@ -684,7 +685,7 @@ static void q3_K_ref_group(const float *x, int nsb, uint8_t *dst)
     }
 }
 
-static int quantize_q3_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q3_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     const int64_t nb = n_per_row / QK_K, total = nrows * nb;
@@ -814,13 +815,13 @@ static int quantize_affine_k4(const float *src, void *dst, int64_t nrows, int64_
     return GGUFQ_OK;
 }
 
-static int quantize_q4_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q4_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     return quantize_affine_k4(src, dst, nrows, n_per_row, imatrix, false);
 }
 
-static int quantize_q5_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q5_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     return quantize_affine_k4(src, dst, nrows, n_per_row, imatrix, true);
@@ -828,7 +829,7 @@ static int quantize_q5_K_lanes(const float *src, void *dst, int64_t nrows, int64
 
 /* One block at a time: Q2_K and Q6_K fill 16 lanes per super-block. */
 #define DEFINE_BLOCKWISE_QUANTIZER(name, block_fn, block_type)                                 \
-    static int name(const float *src, void *dst, int64_t nrows, int64_t n_per_row,             \
+    int GQ_ISA_NAME(name)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,       \
                     const float *imatrix)                                                      \
     {                                                                                          \
         const int64_t nb = n_per_row / QK_K, total = nrows * nb;                               \
@@ -838,10 +839,10 @@ static int quantize_q5_K_lanes(const float *src, void *dst, int64_t nrows, int64
         return GGUFQ_OK;                                                                       \
     }
 
-DEFINE_BLOCKWISE_QUANTIZER(quantize_q2_K_lanes, q2_K_block, blk_q2_K)
-DEFINE_BLOCKWISE_QUANTIZER(quantize_q6_K_lanes, q6_K_block, blk_q6_K)
+DEFINE_BLOCKWISE_QUANTIZER(quantize_q2_K, q2_K_block, blk_q2_K)
+DEFINE_BLOCKWISE_QUANTIZER(quantize_q6_K, q6_K_block, blk_q6_K)
 
-static int quantize_q8_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q8_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix; /* Q8_K has no imatrix variant */
@@ -849,16 +850,6 @@ static int quantize_q8_K_lanes(const float *src, void *dst, int64_t nrows, int64
     for (int64_t b = 0; b < total; b++)
         q8_K_block(src + b * QK_K, (uint8_t *)dst + (size_t)b * sizeof(blk_q8_K));
     return GGUFQ_OK;
-}
-
-void GQ_KQ_FILL(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q2_K].quantize = quantize_q2_K_lanes;
-    t[GGUFQ_TYPE_Q3_K].quantize = quantize_q3_K_lanes;
-    t[GGUFQ_TYPE_Q4_K].quantize = quantize_q4_K_lanes;
-    t[GGUFQ_TYPE_Q5_K].quantize = quantize_q5_K_lanes;
-    t[GGUFQ_TYPE_Q6_K].quantize = quantize_q6_K_lanes;
-    t[GGUFQ_TYPE_Q8_K].quantize = quantize_q8_K_lanes;
 }
 
 #endif

@@ -6,7 +6,7 @@
  *
  * Not a normal header: included once by each <isa>/legacy_imatrix_<isa>.c
  * after its ISA layer (<isa>/lanes_<isa>.h) and src/simd/search_lanes.h,
- * with GQ_LI_ISA_NAME(t) defined to the name of the entry point for type t.
+ * whose GQ_ISA_NAME names the entry points gq_<isa>_quantize_<t>_imatrix.
  *
  * How it vectorises: blocks are taken LANES at a time in memory order
  * (across row ends, so rows of one block fill the lanes too). Each block's
@@ -178,8 +178,8 @@ static int li_quantize(const float *src, void *dst, int64_t nrows, int64_t n_per
 }
 
 #define LI_ENTRY(t, T)                                                                     \
-    int GQ_LI_ISA_NAME(t)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,  \
-                          const float *imatrix)                                            \
+    int GQ_ISA_NAME(quantize_##t##_imatrix)(const float *src, void *dst, int64_t nrows,    \
+                                            int64_t n_per_row, const float *imatrix)       \
     {                                                                                      \
         return li_quantize(src, dst, nrows, n_per_row, imatrix, T);                        \
     }

@@ -56,7 +56,7 @@ static inline void decode_point(float *y, unsigned index, __m256 dl, __m256 delt
     _mm256_storeu_ps(y, _mm256_mul_ps(dl, _mm256_add_ps(g, delta)));
 }
 
-static void dequant_iq1_s(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
@@ -110,7 +110,7 @@ static inline uint32_t iq1m_block_tables(const uint8_t *blk, float d, uint16_t i
            (uint32_t)_mm_movemask_epi8(_mm_slli_epi16(nib1, 4)) << 16;
 }
 
-static void dequant_iq1_m(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq1_m(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     uint16_t idx[32];
@@ -126,10 +126,4 @@ static void dequant_iq1_m(const void *src, float *dst, int64_t n)
             decode_point(dst + 8, idx[k + 1], s, _mm256_broadcast_ss(&delta_m[(neg >> 1) & 1]));
         }
     }
-}
-
-void gq_avx2_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ1_S].dequantize = dequant_iq1_s;
-    t[GGUFQ_TYPE_IQ1_M].dequantize = dequant_iq1_m;
 }

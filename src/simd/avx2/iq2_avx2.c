@@ -67,7 +67,7 @@ static inline __m128i parity_signs(unsigned index)
     return _mm_loadl_epi64((const __m128i *)(gq_ksigns64 + index));
 }
 
-static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XXS_BYTES) {
@@ -82,7 +82,7 @@ static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XS_BYTES) {
@@ -102,7 +102,7 @@ static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_s(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_S_BYTES) {
@@ -123,11 +123,4 @@ static void dequant_iq2_s(const void *src, float *dst, int64_t n)
             }
         }
     }
-}
-
-void gq_avx2_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].dequantize = dequant_iq2_xxs;
-    t[GGUFQ_TYPE_IQ2_XS].dequantize = dequant_iq2_xs;
-    t[GGUFQ_TYPE_IQ2_S].dequantize = dequant_iq2_s;
 }

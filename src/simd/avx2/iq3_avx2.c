@@ -58,7 +58,7 @@ static inline void decode_pair(float *y, __m256 db, const uint32_t *g1, const ui
     _mm256_storeu_ps(y, _mm256_xor_ps(p, _mm256_castsi256_ps(sign)));
 }
 
-static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m256 half = _mm256_set1_ps(0.5f);
@@ -78,7 +78,7 @@ static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq3_s(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ3S_BYTES) {
@@ -101,10 +101,4 @@ static void dequant_iq3_s(const void *src, float *dst, int64_t n)
             }
         }
     }
-}
-
-void gq_avx2_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ3_XXS].dequantize = dequant_iq3_xxs;
-    t[GGUFQ_TYPE_IQ3_S].dequantize = dequant_iq3_s;
 }

@@ -60,7 +60,7 @@ static inline void decode_group(float *y, __m256 dl, const uint8_t *qs, __m128i 
     _mm256_storeu_ps(y + 24, _mm256_mul_ps(dl, v3));
 }
 
-static void dequant_iq4_nl(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq4_nl(const void *src, float *dst, int64_t n)
 {
     const __m128i codebook = _mm_loadu_si128((const __m128i *)gq_kvalues_iq4nl);
     const uint8_t *blk = src;
@@ -71,7 +71,7 @@ static void dequant_iq4_nl(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq4_xs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq4_xs(const void *src, float *dst, int64_t n)
 {
     const __m128i codebook = _mm_loadu_si128((const __m128i *)gq_kvalues_iq4nl);
     /* lane ib: shift that brings its low nibble / its 2 high bits down */
@@ -220,7 +220,7 @@ static inline void encode_group(const float *xb, float id, uint8_t *qs, const co
     _mm_storeu_si128((__m128i *)qs, gq_x86_nibbles16(c[0], c[1], c[2], c[3]));
 }
 
-static int quantize_iq4_nl(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_iq4_nl(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const codebook16 t = codebook_f32();
     uint8_t *out = dst;
@@ -268,7 +268,7 @@ static void quantize_block_iq4_xs(const float *x, const float *qw, uint8_t *out,
     memcpy(out + 2, &scales_h, sizeof scales_h);
 }
 
-static int quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const codebook16 t = codebook_f32();
     uint8_t *out = dst;
@@ -276,12 +276,4 @@ static int quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n
         for (int64_t ibl = 0; ibl < n_per_row / QK_K; ++ibl, out += IQ4XS_BYTES)
             quantize_block_iq4_xs(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : NULL, out, &t);
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_iq4(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ4_NL].dequantize = dequant_iq4_nl;
-    t[GGUFQ_TYPE_IQ4_XS].dequantize = dequant_iq4_xs;
-    t[GGUFQ_TYPE_IQ4_NL].quantize = quantize_iq4_nl;
-    t[GGUFQ_TYPE_IQ4_XS].quantize = quantize_iq4_xs;
 }

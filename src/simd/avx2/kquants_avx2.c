@@ -81,7 +81,7 @@ static inline void unpack_k4_scales(const uint8_t *s, uint64_t *sc, uint64_t *mn
 
 /* ------------------------------------------------------------------ Q2_K */
 
-static void dequantize_q2_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q2_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i three = _mm256_set1_epi32(3);
@@ -133,7 +133,7 @@ static inline void unpack_q3_K_scales(const uint8_t *s, uint64_t *lo8, uint64_t 
     *hi8 = s2 | ((uint64_t)s3 << 32);
 }
 
-static void dequantize_q3_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
@@ -173,7 +173,7 @@ static void dequantize_q3_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q4_K */
 
-static void dequantize_q4_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q4_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15);
@@ -201,7 +201,7 @@ static void dequantize_q4_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q5_K */
 
-static void dequantize_q5_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q5_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15), bit4 = _mm256_set1_epi32(16);
@@ -237,7 +237,7 @@ static void dequantize_q5_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q6_K */
 
-static void dequantize_q6_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q6_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15), top2 = _mm256_set1_epi32(0x30);
@@ -279,7 +279,7 @@ static void dequantize_q6_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q8_K */
 
-static void dequantize_q8_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q8_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += Q8K_BYTES, dst += QK_K) {
@@ -294,14 +294,4 @@ static void dequantize_q8_K_avx2(const void *src, float *dst, int64_t n)
                 _mm256_storeu_ps(dst + j + u, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
             }
     }
-}
-
-void gq_avx2_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q2_K].dequantize = dequantize_q2_K_avx2;
-    t[GGUFQ_TYPE_Q3_K].dequantize = dequantize_q3_K_avx2;
-    t[GGUFQ_TYPE_Q4_K].dequantize = dequantize_q4_K_avx2;
-    t[GGUFQ_TYPE_Q5_K].dequantize = dequantize_q5_K_avx2;
-    t[GGUFQ_TYPE_Q6_K].dequantize = dequantize_q6_K_avx2;
-    t[GGUFQ_TYPE_Q8_K].dequantize = dequantize_q8_K_avx2;
 }

@@ -28,5 +28,4 @@
 #include "simd/avx2/lanes_avx2.h"
 #include "simd/search_lanes.h"
 
-#define GQ_KQ_FILL gq_avx2_fill_kquants_quant
 #include "simd/kquants_quant_lanes.h"

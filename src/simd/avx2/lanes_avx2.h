@@ -19,6 +19,10 @@
 
 #define LANES 8
 
+/* What a shared body (src/simd/<name>_lanes.h) defines for this ISA is named
+ * gq_avx2_<name>, so each instantiation's symbols say which ISA they are. */
+#define GQ_ISA_NAME(name) gq_avx2_##name
+
 typedef __m256  vf;   /* one float per lane */
 typedef __m256i vi;   /* one int32 per lane */
 typedef __m256  vm;   /* one bool per lane: all bits set or clear */

@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "simd/legacy_imatrix.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
@@ -94,7 +93,7 @@ static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, co
     }
 }
 
-static void dequantize_q4_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q4_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 18, dst += QK) {
@@ -104,7 +103,7 @@ static void dequantize_q4_0(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q4_1(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
@@ -114,7 +113,7 @@ static void dequantize_q4_1(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q5_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 22, dst += QK) {
@@ -124,7 +123,7 @@ static void dequantize_q5_0(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q5_1(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
@@ -147,12 +146,12 @@ static inline void q8_blocks(const uint8_t *blk, float *dst, int64_t nblocks, in
     }
 }
 
-static void dequantize_q8_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q8_0(const void *src, float *dst, int64_t n)
 {
     q8_blocks(src, dst, n / QK, 34);
 }
 
-static void dequantize_q8_1(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q8_1(const void *src, float *dst, int64_t n)
 {
     q8_blocks(src, dst, n / QK, 36);
 }
@@ -333,7 +332,7 @@ static inline void quantize_affine(const float *src, uint8_t *y, int64_t nb, boo
 }
 
 #define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
-    static int quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,         \
+    int gq_avx2_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,        \
                             const float *imatrix)                                                  \
     {                                                                                              \
         if (imatrix)                                                                               \
@@ -426,32 +425,16 @@ static void quantize_q8_blocks(const float *src, uint8_t *y, int64_t nb, bool wi
     }
 }
 
-static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix; /* as the scalar: Q8_0 has no imatrix path */
     quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), false);
     return GGUFQ_OK;
 }
 
-static int quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), true);
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q4_0].dequantize = dequantize_q4_0;
-    t[GGUFQ_TYPE_Q4_1].dequantize = dequantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].dequantize = dequantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].dequantize = dequantize_q5_1;
-    t[GGUFQ_TYPE_Q8_0].dequantize = dequantize_q8_0;
-    t[GGUFQ_TYPE_Q8_1].dequantize = dequantize_q8_1;
-    t[GGUFQ_TYPE_Q4_0].quantize = quantize_q4_0;
-    t[GGUFQ_TYPE_Q4_1].quantize = quantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1;
-    t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0;
-    t[GGUFQ_TYPE_Q8_1].quantize = quantize_q8_1;
 }

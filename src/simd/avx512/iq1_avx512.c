@@ -56,7 +56,7 @@ static inline void decode_two_points(float *y, unsigned i1, unsigned i2, __m512 
     _mm512_storeu_ps(y, _mm512_mul_ps(dl, _mm512_add_ps(g, delta)));
 }
 
-static void dequant_iq1_s(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
@@ -73,9 +73,4 @@ static void dequant_iq1_s(const void *src, float *dst, int64_t n)
             decode_two_points(dst + 16, (unsigned)(idx >> 32) & 0xFFFF, (unsigned)(idx >> 48), dl, delta);
         }
     }
-}
-
-void gq_avx512_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ1_S].dequantize = dequant_iq1_s;
 }

@@ -58,7 +58,7 @@ static inline void decode_two(float *y, __m512 db, const uint64_t *g1, const uin
     _mm512_storeu_ps(y, _mm512_castsi512_ps(_mm512_mask_xor_epi32(p, neg, p, _mm512_set1_epi32(INT32_MIN))));
 }
 
-static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XXS_BYTES) {
@@ -75,7 +75,7 @@ static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XS_BYTES) {
@@ -95,7 +95,7 @@ static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_s(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_S_BYTES) {
@@ -114,11 +114,4 @@ static void dequant_iq2_s(const void *src, float *dst, int64_t n)
                        (__mmask16)load_u16(signs + 2));
         }
     }
-}
-
-void gq_avx512_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].dequantize = dequant_iq2_xxs;
-    t[GGUFQ_TYPE_IQ2_XS].dequantize = dequant_iq2_xs;
-    t[GGUFQ_TYPE_IQ2_S].dequantize = dequant_iq2_s;
 }

@@ -60,7 +60,7 @@ static inline void decode_four(float *y, __m512 db, const uint32_t *g0, const ui
     _mm512_storeu_ps(y, _mm512_castsi512_ps(_mm512_mask_xor_epi32(p, neg, p, _mm512_set1_epi32(INT32_MIN))));
 }
 
-static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 half = _mm512_set1_ps(0.5f);
@@ -81,7 +81,7 @@ static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq3_s(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ3S_BYTES) {
@@ -105,10 +105,4 @@ static void dequant_iq3_s(const void *src, float *dst, int64_t n)
                         grid + ((i47 >> 32) & 0xFFFF), grid + (i47 >> 48), (__mmask16)load_u16(signs + 2));
         }
     }
-}
-
-void gq_avx512_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ3_S].dequantize = dequant_iq3_s;
-    t[GGUFQ_TYPE_IQ3_XXS].dequantize = dequant_iq3_xxs;
 }

@@ -648,7 +648,7 @@ const gq_iq_search_ops gq_iq_search_avx512 = {
 };
 
 #define IQ_QUANTIZER(t)                                                                 \
-    static int quantize_##t##_avx512(const float *src, void *dst, int64_t nrows,        \
+    int gq_avx512_quantize_##t(const float *src, void *dst, int64_t nrows,              \
                                      int64_t n_per_row, const float *imatrix)           \
     {                                                                                   \
         return gq_quantize_##t##_ops(&gq_iq_search_avx512, src, dst, nrows, n_per_row,  \
@@ -662,14 +662,3 @@ IQ_QUANTIZER(iq3_s)
 IQ_QUANTIZER(iq1_s)
 IQ_QUANTIZER(iq1_m)
 #undef IQ_QUANTIZER
-
-void gq_avx512_fill_iq_quant(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].quantize = quantize_iq2_xxs_avx512;
-    t[GGUFQ_TYPE_IQ2_XS].quantize  = quantize_iq2_xs_avx512;
-    t[GGUFQ_TYPE_IQ2_S].quantize   = quantize_iq2_s_avx512;
-    t[GGUFQ_TYPE_IQ3_XXS].quantize = quantize_iq3_xxs_avx512;
-    t[GGUFQ_TYPE_IQ3_S].quantize   = quantize_iq3_s_avx512;
-    t[GGUFQ_TYPE_IQ1_S].quantize   = quantize_iq1_s_avx512;
-    t[GGUFQ_TYPE_IQ1_M].quantize   = quantize_iq1_m_avx512;
-}

@@ -100,7 +100,7 @@ static inline __m128i unpack_q3_K_scales(const uint8_t *s)
     return _mm_setr_epi32((int)s0, (int)s1, (int)s2, (int)s3);
 }
 
-static void dequantize_q3_K_avx512(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m512 lv = levels_3bit_signed();
@@ -204,7 +204,7 @@ static inline void q5_K_expand(const k4_stage *st, float *dst)
     }
 }
 
-static void dequantize_q5_K_avx512(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q5_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const int64_t nb = n / QK_K;
@@ -218,10 +218,4 @@ static void dequantize_q5_K_avx512(const void *src, float *dst, int64_t n)
         REREAD_FROM_MEMORY(st);
         q5_K_expand(&st[i & 1], dst);
     }
-}
-
-void gq_avx512_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q3_K].dequantize = dequantize_q3_K_avx512;
-    t[GGUFQ_TYPE_Q5_K].dequantize = dequantize_q5_K_avx512;
 }

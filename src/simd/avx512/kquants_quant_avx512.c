@@ -34,5 +34,4 @@
 #include "simd/avx512/lanes_avx512.h"
 #include "simd/search_lanes.h"
 
-#define GQ_KQ_FILL gq_avx512_fill_kquants_quant
 #include "simd/kquants_quant_lanes.h"

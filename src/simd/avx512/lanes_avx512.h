@@ -19,6 +19,10 @@
 
 #define LANES 16
 
+/* What a shared body (src/simd/<name>_lanes.h) defines for this ISA is named
+ * gq_avx512_<name>, so each instantiation's symbols say which ISA they are. */
+#define GQ_ISA_NAME(name) gq_avx512_##name
+
 typedef __m512    vf;   /* one float per lane */
 typedef __m512i   vi;   /* one int32 per lane */
 typedef __mmask16 vm;   /* one bool per lane */

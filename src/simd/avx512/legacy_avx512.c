@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "quants/fp16.h"
-#include "simd/legacy_imatrix.h"
 #include "simd/simd.h"
 
 #define QK 32
@@ -62,7 +61,7 @@ static inline __m512 affine_table(__m512 codes, __m512 d, const uint8_t *m_f16)
 }
 
 /* Block layout: d, m, qs[16]. Output: c * d + m. */
-static void dequantize_q4_1(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes = codes_from(0);
@@ -92,7 +91,7 @@ static inline void q5_indices(const uint8_t *qh_p, const uint8_t *qs, __m512i *l
 }
 
 /* Block layout: d, qh[4], qs[16]. Output: (c - 16) * d. */
-static void dequantize_q5_0(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes_lo = codes_from(-16), codes_hi = codes_from(0);
@@ -107,7 +106,7 @@ static void dequantize_q5_0(const void *src, float *dst, int64_t n)
 }
 
 /* Block layout: d, m, qh[4], qs[16]. Output: c * d + m. */
-static void dequantize_q5_1(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes_lo = codes_from(0), codes_hi = codes_from(16);
@@ -309,7 +308,7 @@ static inline void quantize_affine512(const float *src, uint8_t *y, int64_t nb, 
 }
 
 #define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
-    static int quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,         \
+    int gq_avx512_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,      \
                             const float *imatrix)                                                  \
     {                                                                                              \
         if (imatrix)                                                                               \
@@ -386,29 +385,16 @@ static void quantize_q8_blocks512(const float *src, uint8_t *y, int64_t nb, bool
     }
 }
 
-static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx512_quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix; /* as the scalar: Q8_0 has no imatrix path */
     quantize_q8_blocks512(src, dst, nrows * (n_per_row / QK), false);
     return GGUFQ_OK;
 }
 
-static int quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx512_quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     quantize_q8_blocks512(src, dst, nrows * (n_per_row / QK), true);
     return GGUFQ_OK;
-}
-
-void gq_avx512_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q4_1].dequantize = dequantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].dequantize = dequantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].dequantize = dequantize_q5_1;
-    t[GGUFQ_TYPE_Q4_0].quantize = quantize_q4_0;
-    t[GGUFQ_TYPE_Q4_1].quantize = quantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1;
-    t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0;
-    t[GGUFQ_TYPE_Q8_1].quantize = quantize_q8_1;
 }

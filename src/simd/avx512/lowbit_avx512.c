@@ -24,7 +24,7 @@ static inline float fp16_scale(const uint8_t *p)
     return _cvtsh_ss(h);
 }
 
-static void dequantize_q1_0(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q1_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / Q1_0_BLOCK; b++, blk += Q1_0_BYTES, dst += Q1_0_BLOCK) {
@@ -36,9 +36,4 @@ static void dequantize_q1_0(const void *src, float *dst, int64_t n)
             _mm512_storeu_ps(dst + 16 * i, _mm512_mask_mov_ps(neg_d, (__mmask16)bits, d));
         }
     }
-}
-
-void gq_avx512_fill_lowbit(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q1_0].dequantize = dequantize_q1_0;
 }

@@ -51,7 +51,7 @@ static inline float ue4m3_half(uint8_t x)
     return gq_f32_from_bits(((exp + 119) << 23) | (man << 20));
 }
 
-static void dequantize_mxfp4_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_mxfp4(const void *src, float *dst, int64_t n)
 {
     const int8x16_t book = vld1q_s8(gq_kvalues_fp4);
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
@@ -64,7 +64,7 @@ static void dequantize_mxfp4_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_nvfp4_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_nvfp4(const void *src, float *dst, int64_t n)
 {
     const int8x16_t book = vld1q_s8(gq_kvalues_fp4);
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
@@ -163,7 +163,7 @@ static inline uint8_t mxfp4_exponent(float amax)
     return (uint8_t)(uint32_t)(int32_t)e;
 }
 
-static int quantize_mxfp4_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix;
@@ -187,7 +187,7 @@ static int quantize_mxfp4_neon(const float *src, void *dst, int64_t nrows, int64
     return GGUFQ_OK;
 }
 
-static int quantize_nvfp4_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix;
@@ -208,12 +208,4 @@ static int quantize_nvfp4_neon(const float *src, void *dst, int64_t nrows, int64
         }
     }
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_fp4(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_MXFP4].dequantize = dequantize_mxfp4_neon;
-    t[GGUFQ_TYPE_NVFP4].dequantize = dequantize_nvfp4_neon;
-    t[GGUFQ_TYPE_MXFP4].quantize = quantize_mxfp4_neon;
-    t[GGUFQ_TYPE_NVFP4].quantize = quantize_nvfp4_neon;
 }

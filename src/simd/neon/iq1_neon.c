@@ -50,7 +50,7 @@ static inline void decode_group(float *y, float32x4_t dl, int8x8_t g, float32x4_
     vst1q_f32(y + 4, vmulq_f32(dl, vaddq_f32(hi, delta)));
 }
 
-static void dequantize_iq1_s(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
@@ -66,7 +66,7 @@ static void dequantize_iq1_s(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_iq1_m(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq1_m(const void *src, float *dst, int64_t n)
 {
     const float32x4_t plus = vdupq_n_f32(GQ_IQ1M_DELTA), minus = vdupq_n_f32(-GQ_IQ1M_DELTA);
     const uint8_t *blk = src;
@@ -92,10 +92,4 @@ static void dequantize_iq1_m(const void *src, float *dst, int64_t n)
             decode_group(dst + 24, dl2, grid_point(qs[3] | ((h1 << 4) & 0x700)), h1 & 0x80 ? minus : plus);
         }
     }
-}
-
-void gq_neon_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ1_S].dequantize = dequantize_iq1_s;
-    t[GGUFQ_TYPE_IQ1_M].dequantize = dequantize_iq1_m;
 }

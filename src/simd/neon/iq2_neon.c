@@ -150,24 +150,17 @@ static inline void decode_blocks(const uint8_t *blk, float *dst, int64_t n, int 
     }
 }
 
-static void dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ2_XXS_BYTES, decode_block_iq2_xxs, gq_dequantize_iq2_xxs);
 }
 
-static void dequantize_iq2_xs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ2_XS_BYTES, decode_block_iq2_xs, gq_dequantize_iq2_xs);
 }
 
-static void dequantize_iq2_s(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ2_S_BYTES, decode_block_iq2_s, gq_dequantize_iq2_s);
-}
-
-void gq_neon_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].dequantize = dequantize_iq2_xxs;
-    t[GGUFQ_TYPE_IQ2_XS].dequantize  = dequantize_iq2_xs;
-    t[GGUFQ_TYPE_IQ2_S].dequantize   = dequantize_iq2_s;
 }

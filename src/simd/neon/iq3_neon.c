@@ -138,18 +138,12 @@ static inline void decode_blocks(const uint8_t *blk, float *dst, int64_t n, int 
     }
 }
 
-static void dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ3XXS_BYTES, decode_block_iq3_xxs, gq_dequantize_iq3_xxs);
 }
 
-static void dequantize_iq3_s(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ3S_BYTES, decode_block_iq3_s, gq_dequantize_iq3_s);
-}
-
-void gq_neon_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ3_XXS].dequantize = dequantize_iq3_xxs;
-    t[GGUFQ_TYPE_IQ3_S].dequantize   = dequantize_iq3_s;
 }

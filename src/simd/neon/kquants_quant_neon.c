@@ -34,5 +34,4 @@
 #include "simd/neon/lanes_neon.h"
 #include "simd/search_lanes.h"
 
-#define GQ_KQ_FILL gq_neon_fill_kquants_quant
 #include "simd/kquants_quant_lanes.h"

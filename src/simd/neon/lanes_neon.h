@@ -19,6 +19,10 @@
 
 #define LANES 4
 
+/* What a shared body (src/simd/<name>_lanes.h) defines for this ISA is named
+ * gq_neon_<name>, so each instantiation's symbols say which ISA they are. */
+#define GQ_ISA_NAME(name) gq_neon_##name
+
 typedef float32x4_t vf;   /* one float per lane */
 typedef int32x4_t   vi;   /* one int32 per lane */
 typedef uint32x4_t  vm;   /* one bool per lane: all bits set or clear */

@@ -23,9 +23,8 @@
 #include "quants/common.h"
 #include "quants/fp16.h"
 #include "quants/quants.h"
-#include "simd/legacy_imatrix.h"
+#include "simd/simd.h"
 #include "simd/neon/lanes_neon.h"
 #include "simd/search_lanes.h"
 
-#define GQ_LI_ISA_NAME(t) gq_neon_quantize_##t##_imatrix
 #include "simd/legacy_imatrix_lanes.h"
