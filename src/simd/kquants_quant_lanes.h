@@ -19,21 +19,7 @@
 
 #include "simd/search_lanes.h"
 
-#define QK_K    256
 
-typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } blk_q2_K;
-typedef struct { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } blk_q3_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[QK_K / 2]; } blk_q4_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; } blk_q5_K;
-typedef struct { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; uint16_t d; } blk_q6_K;
-typedef struct { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; } blk_q8_K;
-
-_Static_assert(sizeof(blk_q2_K) == 84, "q2_K block");
-_Static_assert(sizeof(blk_q3_K) == 110, "q3_K block");
-_Static_assert(sizeof(blk_q4_K) == 144, "q4_K block");
-_Static_assert(sizeof(blk_q5_K) == 176, "q5_K block");
-_Static_assert(sizeof(blk_q6_K) == 210, "q6_K block");
-_Static_assert(sizeof(blk_q8_K) == 292, "q8_K block");
 
 /* ------------------------------------- make_q3_quants (do_rmse) */
 
@@ -334,57 +320,6 @@ static float superblock_sumx2(const float *x)
     return s;
 }
 
-static void pack_2bit(const uint8_t *L, uint8_t *qs)
-{
-    for (int j = 0; j < QK_K; j += 128)
-        for (int l = 0; l < 32; l++)
-            qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
-                                      (L[j + l + 96] << 6));
-}
-
-static void pack_scale_min_k4(const uint8_t *ls, const uint8_t *lm, uint8_t *s)
-{
-    memset(s, 0, 12);
-    for (int j = 0; j < QK_K / 32; j++) {
-        if (j < 4) {
-            s[j]     = ls[j];
-            s[j + 4] = lm[j];
-        } else {
-            s[j + 4] = (uint8_t)((ls[j] & 0xF) | ((lm[j] & 0xF) << 4));
-            s[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
-            s[j]     |= (uint8_t)((lm[j] >> 4) << 6);
-        }
-    }
-}
-
-static inline void unpack_scale_min_k4(int j, const uint8_t *s, uint8_t *sc, uint8_t *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *m  = s[j + 4] & 63;
-    } else {
-        *sc = (uint8_t)((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-        *m  = (uint8_t)((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-    }
-}
-
-static inline void q3_K_put_scale(uint8_t *s, int j, int l)
-{
-    if (j < 8)
-        s[j] = (uint8_t)(l & 0xF);
-    else
-        s[j - 8] |= (uint8_t)((l & 0xF) << 4);
-    l >>= 4;
-    s[j % 4 + 8] |= (uint8_t)(l << (2 * (j / 4)));
-}
-
-static inline int q3_K_get_scale(const uint8_t *s, int j)
-{
-    const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
-    const int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-    return (lo | (hi << 4)) - 32;
-}
-
 /* ------------------------------------------------------------ Q4_K / Q5_K */
 
 /* _ref: 6-bit scales and mins against their maxima (affine_k4_ref_scales). */
@@ -407,7 +342,7 @@ static void affine_k4_ref_quantize_scales(const float *scales, const float *mins
         ls[j] = GQ_MIN(63, s);
         lm[j] = GQ_MIN(63, m);
     }
-    pack_scale_min_k4(ls, lm, s12);
+    gq_pack_scale_min_k4(ls, lm, s12);
     *d16    = gq_fp32_to_fp16(max_scale / 63.f);
     *dmin16 = gq_fp32_to_fp16(max_min / 63.f);
 }
@@ -426,7 +361,7 @@ static void affine_k4_imatrix_quantize_scales(const float *scales, const float *
             Lm[j] = GQ_MIN(63, Lm[j]);
         }
     }
-    pack_scale_min_k4(Ls, Lm, s12);
+    gq_pack_scale_min_k4(Ls, Lm, s12);
     *d16    = gq_fp32_to_fp16(d_block);
     *dmin16 = gq_fp32_to_fp16(m_block);
 }
@@ -438,7 +373,7 @@ static void affine_k4_levels(const float *x, const uint8_t *s12, uint16_t d16, u
 {
     for (int j = 0; j < QK_K / 32; j++) {
         uint8_t sc, m;
-        unpack_scale_min_k4(j, s12, &sc, &m);
+        gq_unpack_scale_min_k4(j, s12, &sc, &m);
         const float d = gq_fp16_to_fp32(d16) * sc;
         if (!d)
             levels_qkx(x + 32 * j, 32, res, j0 + j, nmax, L + 32 * j);
@@ -573,7 +508,7 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
         else
             levels_affine(x + 16 * j, 16, d, mall * (y.scales[j] >> 4), 3, L + 16 * j);
     }
-    pack_2bit(L, y.qs);
+    gq_pack_2bit(L, y.qs);
     memcpy(dst, &y, sizeof y);
 }
 
@@ -593,7 +528,7 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
     uint8_t L[QK_K];
     const float dall = gq_fp16_to_fp32(y->d);
     for (int j = 0; j < QK_K / 16; j++) {
-        const float d = dall * (int8_t)q3_K_get_scale(y->scales, j);
+        const float d = dall * (int8_t)gq_q3_K_get_scale(y->scales, j);
         if (d) {
             levels_symmetric(x + 16 * j, 16, d, 4, L + 16 * j);
         } else if (sl->ref) {
@@ -635,7 +570,7 @@ static void q3_K_imatrix_block(const float *x, const float *qw, uint8_t *dst)
     const float d_block = gq_make_qx_quants(QK_K / 16, 32, res.scale, Ls, 1, res.sum_w);
     memset(y.scales, 0, sizeof y.scales);
     for (int j = 0; j < QK_K / 16; j++)
-        q3_K_put_scale(y.scales, j, Ls[j]);
+        gq_q3_K_put_scale(y.scales, j, Ls[j]);
     y.d = gq_fp32_to_fp16(d_block);
     const q3_search_levels sl = { NULL, 0, &res };
     q3_K_finish(x, &y, &sl);
@@ -660,7 +595,7 @@ static void q3_K_ref_quantize_scales(const float *scales, blk_q3_K *y)
             /* ggml narrows nearest_int to int8_t before clamping */
             int8_t l = (int8_t)gq_nearest_int(iscale * scales[j]);
             l = (int8_t)(GQ_MAX(-32, GQ_MIN(31, l)) + 32);
-            q3_K_put_scale(y->scales, j, l);
+            gq_q3_K_put_scale(y->scales, j, l);
         }
         y->d = gq_fp32_to_fp16(1 / iscale);
     } else {
@@ -788,7 +723,9 @@ static void q8_K_block(const float *x, uint8_t *dst)
         vi_store_u8((uint8_t *)y.qs + k * LANES, q[k]);
         q[k] = vi_sext8(q[k]);   /* the stored int8, as the scalar sums it */
     }
-    bsums16(q, y.bsums);
+    int16_t bsums[QK_K / 16];   /* aligned for bsums16; y is byte-aligned */
+    bsums16(q, bsums);
+    memcpy(y.bsums, bsums, sizeof bsums);
     y.d = 1 / iscale;
     memcpy(dst, &y, sizeof y);
 }

@@ -20,18 +20,10 @@
 #ifndef GGUFQ_LEGACY_IMATRIX_LANES_H
 #define GGUFQ_LEGACY_IMATRIX_LANES_H
 
-#define LI_QK 32               /* weights per legacy block */
+#define LI_QK QK_LEGACY          /* weights per legacy block */
 #define LI_ROW_CHUNK (2 * LANES) /* rows whose sigma2 is computed together */
 
-typedef struct GQ_BLOCK { uint16_t d; uint8_t qs[LI_QK / 2]; } li_blk_q4_0;
-typedef struct GQ_BLOCK { uint16_t d, m; uint8_t qs[LI_QK / 2]; } li_blk_q4_1;
-typedef struct GQ_BLOCK { uint16_t d; uint8_t qh[4]; uint8_t qs[LI_QK / 2]; } li_blk_q5_0;
-typedef struct GQ_BLOCK { uint16_t d, m; uint8_t qh[4]; uint8_t qs[LI_QK / 2]; } li_blk_q5_1;
 
-_Static_assert(sizeof(li_blk_q4_0) == 18, "q4_0 block");
-_Static_assert(sizeof(li_blk_q4_1) == 20, "q4_1 block");
-_Static_assert(sizeof(li_blk_q5_0) == 22, "q5_0 block");
-_Static_assert(sizeof(li_blk_q5_1) == 24, "q5_1 block");
 
 enum li_type { LI_Q4_0, LI_Q4_1, LI_Q5_0, LI_Q5_1 };
 
@@ -41,10 +33,10 @@ static const struct {
     bool   five_bit;    /* Q5_0/Q5_1: bit 4 in qh */
     size_t bytes;
 } li_traits[4] = {
-    [LI_Q4_0] = { 8, false, false, sizeof(li_blk_q4_0) },
-    [LI_Q4_1] = { 15, true, false, sizeof(li_blk_q4_1) },
-    [LI_Q5_0] = { 16, false, true, sizeof(li_blk_q5_0) },
-    [LI_Q5_1] = { 31, true, true, sizeof(li_blk_q5_1) },
+    [LI_Q4_0] = { 8, false, false, sizeof(blk_q4_0) },
+    [LI_Q4_1] = { 15, true, false, sizeof(blk_q4_1) },
+    [LI_Q5_0] = { 16, false, true, sizeof(blk_q5_0) },
+    [LI_Q5_1] = { 31, true, true, sizeof(blk_q5_1) },
 };
 
 /* sigma2 = (sum of x*x over the row, from 0 in column order) / n_per_row for
@@ -116,21 +108,21 @@ static void li_group(const float *x, const float *imatrix, int64_t nb, int64_t i
         const uint16_t d16 = gq_fp32_to_fp16(res.scale[k]);
         switch (t) {
         case LI_Q4_0: {
-            li_blk_q4_0 *y = (li_blk_q4_0 *)o;
+            blk_q4_0 *y = (blk_q4_0 *)o;
             levels_qx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             li_pack(L, false, y->qs, NULL);
             break;
         }
         case LI_Q5_0: {
-            li_blk_q5_0 *y = (li_blk_q5_0 *)o;
+            blk_q5_0 *y = (blk_q5_0 *)o;
             levels_qx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             li_pack(L, true, y->qs, y->qh);
             break;
         }
         case LI_Q4_1: {
-            li_blk_q4_1 *y = (li_blk_q4_1 *)o;
+            blk_q4_1 *y = (blk_q4_1 *)o;
             levels_qkx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             y->m = gq_fp32_to_fp16(-res.the_min[k]);
@@ -138,7 +130,7 @@ static void li_group(const float *x, const float *imatrix, int64_t nb, int64_t i
             break;
         }
         case LI_Q5_1: {
-            li_blk_q5_1 *y = (li_blk_q5_1 *)o;
+            blk_q5_1 *y = (blk_q5_1 *)o;
             levels_qkx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             y->m = gq_fp32_to_fp16(-res.the_min[k]);

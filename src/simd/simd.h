@@ -17,6 +17,7 @@
 #ifndef GGUFQ_SIMD_H
 #define GGUFQ_SIMD_H
 
+#include "common/blocks.h"
 #include "quants/quants.h"
 
 typedef struct gq_kernel_row {

@@ -18,15 +18,16 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "common/blocks.h"
 #include "quants/fp8.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
 #define MXFP4_BLOCK 32
-#define MXFP4_BYTES 17
+#define MXFP4_BYTES ((int)sizeof(blk_mxfp4))
 #define NVFP4_BLOCK 64
-#define NVFP4_BYTES 36
+#define NVFP4_BYTES ((int)sizeof(blk_nvfp4))
 
 static float e8m0_half[256];   /* gq_e8m0_to_fp32_half(e) */
 static float ue4m3_half[256];  /* gq_ue4m3_to_fp32(x) */

@@ -13,21 +13,30 @@
  * nothing outside the n / 256 blocks is read or written.
  */
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 
-#define QK_K 256
-
-/* Byte offsets of the fields in each block (layouts as in kquants.c). */
+/* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
-    Q2K_BYTES = 84,  Q2K_SCALES = 0,  Q2K_QS = 16,  Q2K_D = 80,  Q2K_DMIN = 82,
-    Q3K_BYTES = 110, Q3K_HMASK = 0,   Q3K_QS = 32,  Q3K_SCALES = 96, Q3K_D = 108,
-    Q4K_BYTES = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
-    Q5K_BYTES = 176, Q5K_D = 0, Q5K_DMIN = 2, Q5K_SCALES = 4, Q5K_QH = 16, Q5K_QS = 48,
-    Q6K_BYTES = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
-    Q8K_BYTES = 292, Q8K_D = 0, Q8K_QS = 4,
+    Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales),
+    Q2K_QS = offsetof(blk_q2_K, qs), Q2K_D = offsetof(blk_q2_K, d),
+    Q2K_DMIN = offsetof(blk_q2_K, dmin),
+    Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask),
+    Q3K_QS = offsetof(blk_q3_K, qs), Q3K_SCALES = offsetof(blk_q3_K, scales),
+    Q3K_D = offsetof(blk_q3_K, d),
+    Q4K_BYTES = sizeof(blk_q4_K), Q4K_D = offsetof(blk_q4_K, d),
+    Q4K_DMIN = offsetof(blk_q4_K, dmin), Q4K_SCALES = offsetof(blk_q4_K, scales),
+    Q4K_QS = offsetof(blk_q4_K, qs),
+    Q5K_BYTES = sizeof(blk_q5_K), Q5K_D = offsetof(blk_q5_K, d),
+    Q5K_DMIN = offsetof(blk_q5_K, dmin), Q5K_SCALES = offsetof(blk_q5_K, scales),
+    Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
+    Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
+    Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
+    Q8K_BYTES = sizeof(blk_q8_K), Q8K_D = offsetof(blk_q8_K, d), Q8K_QS = offsetof(blk_q8_K, qs),
 };
 
 static inline float half_at(const uint8_t *p)

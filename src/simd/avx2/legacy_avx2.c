@@ -25,7 +25,7 @@
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
-#define QK 32
+#define QK QK_LEGACY
 
 static inline __m256 fp16_scale(const uint8_t *p)
 {

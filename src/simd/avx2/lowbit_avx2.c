@@ -15,13 +15,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
 #define Q1_0_BLOCK 128
-#define Q1_0_BYTES 18
+#define Q1_0_BYTES ((int)sizeof(blk_q1_0))
 #define Q2_0_BLOCK 64
-#define Q2_0_BYTES 18
+#define Q2_0_BYTES ((int)sizeof(blk_q2_0))
 
 static inline float fp16_scale(const uint8_t *p)
 {

@@ -19,14 +19,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
 #define TQ_BLOCK     256
-#define TQ1_BYTES    54
+#define TQ1_BYTES    ((int)sizeof(blk_tq1_0))
 #define TQ1_QH_AT    48
 #define TQ1_D_AT     52
-#define TQ2_BYTES    66
+#define TQ2_BYTES    ((int)sizeof(blk_tq2_0))
 #define TQ2_D_AT     64
 
 static inline __m256 trit_table(const uint8_t *d_p, __m256 codes)

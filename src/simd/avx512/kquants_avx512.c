@@ -22,17 +22,21 @@
  * is read or written.
  */
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 
-#define QK_K 256
-
-/* Byte offsets of the fields in each block (layouts as in kquants.c). */
+/* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
-    Q3K_BYTES = 110, Q3K_HMASK = 0,   Q3K_QS = 32,  Q3K_SCALES = 96, Q3K_D = 108,
-    Q5K_BYTES = 176, Q5K_D = 0, Q5K_DMIN = 2, Q5K_SCALES = 4, Q5K_QH = 16, Q5K_QS = 48,
+    Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask),
+    Q3K_QS = offsetof(blk_q3_K, qs), Q3K_SCALES = offsetof(blk_q3_K, scales),
+    Q3K_D = offsetof(blk_q3_K, d),
+    Q5K_BYTES = sizeof(blk_q5_K), Q5K_D = offsetof(blk_q5_K, d),
+    Q5K_DMIN = offsetof(blk_q5_K, dmin), Q5K_SCALES = offsetof(blk_q5_K, scales),
+    Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
 };
 
 #define ALIGNED64 __attribute__((aligned(64)))

@@ -22,7 +22,7 @@
 #include "quants/fp16.h"
 #include "simd/simd.h"
 
-#define QK 32
+#define QK QK_LEGACY
 
 static inline __m512 fp16_scale(const uint8_t *p)
 {

@@ -12,10 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 
 #define Q1_0_BLOCK 128
-#define Q1_0_BYTES 18
+#define Q1_0_BYTES ((int)sizeof(blk_q1_0))
 
 static inline float fp16_scale(const uint8_t *p)
 {

@@ -27,16 +27,17 @@
  */
 #include <math.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 #include "quants/fp8.h"
 #include "quants/tables.h"
 
 #define MXFP4_BLOCK  32
-#define MXFP4_BYTES  (1 + MXFP4_BLOCK / 2)
+#define MXFP4_BYTES  ((int)sizeof(blk_mxfp4))
 #define NVFP4_BLOCK  64
 #define NVFP4_NSUB   4
-#define NVFP4_BYTES  (NVFP4_NSUB + NVFP4_BLOCK / 2)
+#define NVFP4_BYTES  ((int)sizeof(blk_nvfp4))
 
 /* gq_ue4m3_to_fp32 by bit assembly instead of ldexpf: 0x00 and 0x7F give 0,
  * exponent 0 gives man * 2^-10 (exact), otherwise 2^(exp - 8) * (1 + man/8),

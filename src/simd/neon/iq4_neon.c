@@ -34,11 +34,9 @@
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K        256
-#define QK4_NL      32
 #define GROUP       32
-#define IQ4NL_BYTES 18
-#define IQ4XS_BYTES 136
+#define IQ4NL_BYTES ((int)sizeof(blk_iq4_nl))
+#define IQ4XS_BYTES ((int)sizeof(blk_iq4_xs))
 
 /* The fp16 at p (unaligned) as float, in all four lanes. */
 static inline float32x4_t fp16_splat(const uint8_t *p)

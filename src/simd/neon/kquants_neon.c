@@ -12,16 +12,16 @@
  * dl * q - ml with the same two roundings. 16 weights share one scale, so
  * each 16-lane vector uses one broadcast scale.
  */
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
-#define QK_K 256
-#define Q2_K_BYTES 84
-#define Q3_K_BYTES 110
-#define Q4_K_BYTES 144
-#define Q5_K_BYTES 176
-#define Q6_K_BYTES 210
-#define Q8_K_BYTES 292
+#define Q2_K_BYTES ((int)sizeof(blk_q2_K))
+#define Q3_K_BYTES ((int)sizeof(blk_q3_K))
+#define Q4_K_BYTES ((int)sizeof(blk_q4_K))
+#define Q5_K_BYTES ((int)sizeof(blk_q5_K))
+#define Q6_K_BYTES ((int)sizeof(blk_q6_K))
+#define Q8_K_BYTES ((int)sizeof(blk_q8_K))
 
 /* Field k of each byte: (q >> shift) & mask, with shift a run-time count. */
 static inline uint8x16_t field_u8(uint8x16_t q, int shift, uint8x16_t mask)

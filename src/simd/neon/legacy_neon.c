@@ -32,7 +32,7 @@
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
-#define QK 32
+#define QK QK_LEGACY
 
 /* Byte j of the result is 0x10 if bit j (first) or bit j + 16 (second) of qh
  * is set: the fifth bit of weight j and of weight j + 16. */

@@ -31,14 +31,15 @@
  * + 1, converted. Codes are narrowed to bytes, shifted by 2 * (j % 4) and
  * summed by two levels of vpaddq_u8 into the 16 code bytes in order.
  */
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
 #define Q1_0_BLOCK 128
-#define Q1_0_BYTES (2 + Q1_0_BLOCK / 8)
+#define Q1_0_BYTES ((int)sizeof(blk_q1_0))
 #define Q2_0_BLOCK 64
-#define Q2_0_BYTES (2 + Q2_0_BLOCK / 4)
+#define Q2_0_BYTES ((int)sizeof(blk_q2_0))
 
 /* Widen a byte mask (0x00 / 0xFF per lane) into four 32-bit masks. */
 static inline void widen_mask(uint8x16_t m, uint32x4_t w[4])

@@ -30,16 +30,17 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
 #define TQ_BLOCK      256
-#define TQ1_QS_BYTES  48
-#define TQ1_QH_BYTES  4
-#define TQ1_BYTES     (TQ1_QS_BYTES + TQ1_QH_BYTES + 2)
-#define TQ2_QS_BYTES  64
-#define TQ2_BYTES     (TQ2_QS_BYTES + 2)
+#define TQ1_QS_BYTES  ((int)sizeof(((blk_tq1_0 *)0)->qs))
+#define TQ1_QH_BYTES  ((int)sizeof(((blk_tq1_0 *)0)->qh))
+#define TQ1_BYTES     ((int)sizeof(blk_tq1_0))
+#define TQ2_QS_BYTES  ((int)sizeof(((blk_tq2_0 *)0)->qs))
+#define TQ2_BYTES     ((int)sizeof(blk_tq2_0))
 
 /* For each lane: the top base-3 digit of (uint8_t)(byte * mul), minus 1. */
 static inline int8x16_t trits_of(uint8x16_t bytes, uint8x16_t mul)
