@@ -2,8 +2,9 @@
  * dispatch.h — picks, once per process, the ISA whose kernels run.
  *
  * Each ISA's table (src/simd/kernels_<isa>.c, see simd.h) lists its kernels
- * by (type, operation); the others are the scalar kernels. The choice is made once (pthread_once):
- * GGUFQ_ISA from the environment if set, else the best ISA the CPU and OS run.
+ * by (type, operation); the others are the scalar kernels. The choice is
+ * made once (pthread_once): GGUFQ_ISA from the environment if set, else the
+ * best ISA the CPU and OS run.
  */
 #ifndef GGUFQ_DISPATCH_H
 #define GGUFQ_DISPATCH_H

@@ -147,7 +147,7 @@ static inline uint32x4_t nearest_codes(float32x4_t x, const float32x4_t kd[8])
  * through x86's cvttss2si. For a normal amax = 2^k * m with m <= 2 - 2^-11,
  * log2(amax) lies in [k, k + 1 - 7e-4], and libm's log2f (within 1 ulp,
  * and ulp <= 2^-16 below 256) cannot leave that interval: floorf gives k,
- * the exponent field minus 127 (tests/test_quant_neon_small.c compares the
+ * the exponent field minus 127 (tests/test_quant_small_corners.c compares the
  * two for every exponent against this platform's libm). Other values take
  * the libm path, as the scalar.
  */

@@ -1,5 +1,5 @@
 /*
- * test_quant_iq_neon.c — the SIMD quantizers of the IQ grid types (IQ2_XXS,
+ * test_quant_iq_corners.c — the SIMD quantizers of the IQ grid types (IQ2_XXS,
  * IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) against scalar, byte for
  * byte, on the corner cases of their searches that test_simd's random rows
  * rarely reach: ties (small integers, constant and symmetric groups, so
