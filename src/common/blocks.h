@@ -136,6 +136,18 @@ static inline void gq_unpack_scale_min_k4(int j, const uint8_t *s, uint8_t *sc, 
     }
 }
 
+/* The same for all 8 sub-blocks at once, on whole 32-bit words: byte j of
+ * *sc / *mn is sub-block j's scale / min (the SIMD dequantizers' form). */
+static inline void gq_unpack_scale_min_k4_x8(const uint8_t *s, uint64_t *sc, uint64_t *mn)
+{
+    const uint32_t w0 = gq_load_u32(s), w1 = gq_load_u32(s + 4), w2 = gq_load_u32(s + 8);
+    const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, mn_lo = w1 & 0x3F3F3F3Fu;
+    const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 2) & 0x30303030u);
+    const uint32_t mn_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 2) & 0x30303030u);
+    *sc = sc_lo | ((uint64_t)sc_hi << 32);
+    *mn = mn_lo | ((uint64_t)mn_hi << 32);
+}
+
 /* Q3_K: sub-block j's 6-bit scale l (0..63) into the 12 scale bytes (zeroed first). */
 static inline void gq_q3_K_put_scale(uint8_t *s, int j, int l)
 {

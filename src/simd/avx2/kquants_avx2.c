@@ -19,6 +19,7 @@
 
 #include "common/blocks.h"
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
 /* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
@@ -39,20 +40,6 @@ enum {
     Q8K_BYTES = sizeof(blk_q8_K), Q8K_D = offsetof(blk_q8_K, d), Q8K_QS = offsetof(blk_q8_K, qs),
 };
 
-static inline float half_at(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _cvtsh_ss(h); /* exact, like gq_fp16_to_fp32 */
-}
-
-static inline uint32_t u32_at(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* Eight bytes widened to eight int32 lanes. */
 static inline __m256i widen8(const uint8_t *p)
 {
@@ -72,22 +59,6 @@ static inline __m256 affine(__m256i q, __m256 f, __m256 m)
     return _mm256_sub_ps(_mm256_mul_ps(f, _mm256_cvtepi32_ps(q)), m);
 }
 
-/*
- * Q4_K / Q5_K: the 12 scale bytes hold 8 six-bit scales and 8 six-bit mins.
- * Sub-blocks 0-3 sit in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins);
- * 4-7 take their low nibbles from bytes 8-11 and their top 2 bits from the
- * top of bytes 0-3 / 4-7. Done on whole 32-bit words, one byte per sub-block.
- */
-static inline void unpack_k4_scales(const uint8_t *s, uint64_t *sc, uint64_t *mn)
-{
-    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
-    const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, mn_lo = w1 & 0x3F3F3F3Fu;
-    const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 2) & 0x30303030u);
-    const uint32_t mn_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 2) & 0x30303030u);
-    *sc = sc_lo | ((uint64_t)sc_hi << 32);
-    *mn = mn_lo | ((uint64_t)mn_hi << 32);
-}
-
 /* ------------------------------------------------------------------ Q2_K */
 
 void gq_avx2_dequantize_q2_K(const void *src, float *dst, int64_t n)
@@ -95,8 +66,8 @@ void gq_avx2_dequantize_q2_K(const void *src, float *dst, int64_t n)
     const uint8_t *b = src;
     const __m256i three = _mm256_set1_epi32(3);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q2K_BYTES, dst += QK_K) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q2K_D));
-        const __m256 mn = _mm256_set1_ps(half_at(b + Q2K_DMIN));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q2K_D));
+        const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q2K_DMIN));
         /* dl = d * (sc & 15), ml = min * (sc >> 4) for the 16 sub-blocks */
         float dl[16] __attribute__((aligned(32))), ml[16] __attribute__((aligned(32)));
         for (int k = 0; k < 16; k += 8) {
@@ -133,7 +104,7 @@ void gq_avx2_dequantize_q2_K(const void *src, float *dst, int64_t n)
  */
 static inline void unpack_q3_K_scales(const uint8_t *s, uint64_t *lo8, uint64_t *hi8)
 {
-    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
+    const uint32_t w0 = gq_load_u32(s), w1 = gq_load_u32(s + 4), w2 = gq_load_u32(s + 8);
     const uint32_t s0 = (w0 & 0x0F0F0F0Fu) | ((w2 << 4) & 0x30303030u);
     const uint32_t s1 = (w1 & 0x0F0F0F0Fu) | ((w2 << 2) & 0x30303030u);
     const uint32_t s2 = ((w0 >> 4) & 0x0F0F0F0Fu) | (w2 & 0x30303030u);
@@ -147,7 +118,7 @@ void gq_avx2_dequantize_q3_K(const void *src, float *dst, int64_t n)
     const uint8_t *b = src;
     const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q3K_BYTES, dst += QK_K) {
-        const __m256 d_all = _mm256_set1_ps(half_at(b + Q3K_D));
+        const __m256 d_all = _mm256_set1_ps(gq_x86_half_at(b + Q3K_D));
         uint64_t s8[2];
         unpack_q3_K_scales(b + Q3K_SCALES, &s8[0], &s8[1]);
         float dl[16] __attribute__((aligned(32)));
@@ -187,10 +158,10 @@ void gq_avx2_dequantize_q4_K(const void *src, float *dst, int64_t n)
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q4K_BYTES) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q4K_D));
-        const __m256 mn = _mm256_set1_ps(half_at(b + Q4K_DMIN));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q4K_D));
+        const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q4K_DMIN));
         uint64_t sc, m;
-        unpack_k4_scales(b + Q4K_SCALES, &sc, &m);
+        gq_unpack_scale_min_k4_x8(b + Q4K_SCALES, &sc, &m);
         float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
         _mm256_store_ps(dl, scale8(sc, d));
         _mm256_store_ps(ml, scale8(m, mn));
@@ -215,10 +186,10 @@ void gq_avx2_dequantize_q5_K(const void *src, float *dst, int64_t n)
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15), bit4 = _mm256_set1_epi32(16);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q5K_BYTES) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q5K_D));
-        const __m256 mn = _mm256_set1_ps(half_at(b + Q5K_DMIN));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q5K_D));
+        const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q5K_DMIN));
         uint64_t sc, m;
-        unpack_k4_scales(b + Q5K_SCALES, &sc, &m);
+        gq_unpack_scale_min_k4_x8(b + Q5K_SCALES, &sc, &m);
         float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
         _mm256_store_ps(dl, scale8(sc, d));
         _mm256_store_ps(ml, scale8(m, mn));
@@ -252,7 +223,7 @@ void gq_avx2_dequantize_q6_K(const void *src, float *dst, int64_t n)
     const __m256i low4 = _mm256_set1_epi32(15), top2 = _mm256_set1_epi32(0x30);
     const __m256i off = _mm256_set1_epi32(32);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q6K_BYTES) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q6K_D));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q6K_D));
         /* d * sc for the 16 int8 scales (the scalar's first rounding) */
         float ds[16] __attribute__((aligned(32)));
         for (int k = 0; k < 16; k += 8) {

@@ -189,13 +189,6 @@ static inline __m256i low_bytes32(const __m256i c[4])
                             _mm256_and_si256(c[2], ff), _mm256_and_si256(c[3], ff));
 }
 
-/* qs byte j = b[j] | b[j + 16] << 4: all 8 bits of b[j], as the scalar's OR. */
-static inline __m128i nibble_pairs(__m256i b)
-{
-    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
-    return _mm_or_si128(_mm256_castsi256_si128(b), hi4);
-}
-
 /* Codes min(top, (int8)(x * id + bias)) of one block, as 32 bytes (signed byte min). */
 static inline __m256i symmetric_codes(const __m256 v[4], float id, float bias, int top)
 {
@@ -268,15 +261,6 @@ static inline __m256i affine_levels(const __m256 v[4], float min, float id)
     return low_bytes32(c);
 }
 
-/* qh bit j = bit 4 of level byte j (moved to bit 7 for movemask); qs byte
- * j = low nibbles of levels j and j + 16. */
-static inline void store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
-{
-    const uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
-    memcpy(qh, &bits, sizeof bits);
-    _mm_storeu_si128((__m128i *)qs, nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
-}
-
 /* Q4_0 (levels 8, codes 0..15, nibbles) or Q5_0 (levels 16, codes 0..31,
  * bit 4 in qh) without imatrix; inlined once per type with five_bit fixed. */
 static inline void quantize_symmetric(const float *src, uint8_t *y, int64_t nb, bool five_bit)
@@ -294,9 +278,9 @@ static inline void quantize_symmetric(const float *src, uint8_t *y, int64_t nb, 
             memcpy(y, &h[i], 2);
             const __m256i c = symmetric_codes(v, ids[i], levels + 0.5f, five_bit ? 31 : 15);
             if (five_bit)
-                store_5bit(c, y + 2, y + 6);
+                gq_x86_store_5bit(c, y + 2, y + 6);
             else
-                _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(c));
+                _mm_storeu_si128((__m128i *)(y + 2), gq_x86_nibble_pairs(c));
         }
     }
 }
@@ -324,9 +308,9 @@ static inline void quantize_affine(const float *src, uint8_t *y, int64_t nb, boo
             memcpy(y + 2, &hm[i], 2);
             const __m256i c = affine_levels(v, mins[i], ids[i]);
             if (five_bit)
-                store_5bit(c, y + 4, y + 8);
+                gq_x86_store_5bit(c, y + 4, y + 8);
             else   /* (int8) then MIN(15, .): a signed byte min */
-                _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
+                _mm_storeu_si128((__m128i *)(y + 4), gq_x86_nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
         }
     }
 }

@@ -24,13 +24,6 @@
 #define Q2_0_BLOCK 64
 #define Q2_0_BYTES ((int)sizeof(blk_q2_0))
 
-static inline float fp16_scale(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _cvtsh_ss(h);
-}
-
 void gq_avx2_dequantize_q1_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
@@ -38,7 +31,7 @@ void gq_avx2_dequantize_q1_0(const void *src, float *dst, int64_t n)
     const __m256i shift0 = _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24);
     const __m256i eight = _mm256_set1_epi32(8);
     for (int64_t b = 0; b < n / Q1_0_BLOCK; b++, blk += Q1_0_BYTES) {
-        const float ds = fp16_scale(blk);
+        const float ds = gq_x86_half_at(blk);
         const __m256 d = _mm256_set1_ps(ds), neg_d = _mm256_set1_ps(-ds);
         for (int w = 0; w < 4; w++) {
             uint32_t word;
@@ -60,7 +53,7 @@ void gq_avx2_dequantize_q2_0(const void *src, float *dst, int64_t n)
     const __m256i shift_hi = _mm256_setr_epi32(16, 18, 20, 22, 24, 26, 28, 30);
     const __m256 codes = _mm256_setr_ps(-1, 0, 1, 2, -1, 0, 1, 2);
     for (int64_t b = 0; b < n / Q2_0_BLOCK; b++, blk += Q2_0_BYTES) {
-        const __m256 table = _mm256_mul_ps(codes, _mm256_set1_ps(fp16_scale(blk)));
+        const __m256 table = _mm256_mul_ps(codes, _mm256_set1_ps(gq_x86_half_at(blk)));
         for (int i = 0; i < 4; i++, dst += 16) {
             uint32_t w;
             memcpy(&w, blk + 2 + 4 * i, sizeof w);

@@ -21,6 +21,7 @@
 
 #include "quants/fp16.h"
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
 #define QK QK_LEGACY
 
@@ -172,21 +173,6 @@ static inline __m256i low_bytes(__m512i a, __m512i b)
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(a)), _mm512_cvtepi32_epi8(b), 1);
 }
 
-/* qs byte j = b[j] | b[j + 16] << 4: all 8 bits of b[j], as the scalar's OR. */
-static inline __m128i nibble_pairs(__m256i b)
-{
-    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
-    return _mm_or_si128(_mm256_castsi256_si128(b), hi4);
-}
-
-/* qh bit j = bit 4 of level byte j; qs = low nibbles of levels j, j + 16. */
-static inline void store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
-{
-    const uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
-    memcpy(qh, &bits, sizeof bits);
-    _mm_storeu_si128((__m128i *)qs, nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
-}
-
 /* The scalar's signed absmax: NaN skipped (max(|x|, acc) returns acc for a
  * NaN), then the first x with |x| == amax, or +0 when amax is 0. */
 static inline float signed_absmax512(const float *x, __m512 a, __m512 b)
@@ -238,9 +224,9 @@ static inline void quantize_symmetric512(const float *src, uint8_t *y, int64_t n
             memcpy(y, &h[i], 2);
             const __m256i c = symmetric_codes512(src, ids[i], levels + 0.5f, five_bit ? 31 : 15);
             if (five_bit)
-                store_5bit(c, y + 2, y + 6);
+                gq_x86_store_5bit(c, y + 2, y + 6);
             else
-                _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(c));
+                _mm_storeu_si128((__m128i *)(y + 2), gq_x86_nibble_pairs(c));
         }
     }
 }
@@ -300,9 +286,9 @@ static inline void quantize_affine512(const float *src, uint8_t *y, int64_t nb, 
             memcpy(y + 2, &hm[i], 2);
             const __m256i c = affine_levels512(src, mins[i], ids[i]);
             if (five_bit)
-                store_5bit(c, y + 4, y + 8);
+                gq_x86_store_5bit(c, y + 4, y + 8);
             else   /* (int8) then MIN(15, .): a signed byte min */
-                _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
+                _mm_storeu_si128((__m128i *)(y + 4), gq_x86_nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
         }
     }
 }

@@ -1,11 +1,11 @@
 /*
- * legacy_imatrix_lanes.h — the importance-matrix quantizers of Q4_0, Q4_1,
+ * legacy_imatrix-inl.h — the importance-matrix quantizers of Q4_0, Q4_1,
  * Q5_0 and Q5_1 with one SIMD lane per 32-weight block. SIMD twin of the
  * *_imatrix_row functions of src/quants/legacy.c (ggml's
  * quantize_row_q4_0_impl ... quantize_row_q5_1_impl).
  *
  * Not a normal header: included once by each <isa>/legacy_imatrix_<isa>.c
- * after its ISA layer (<isa>/lanes_<isa>.h) and src/simd/search_lanes.h,
+ * after its ISA layer (<isa>/vec_<isa>.h) and src/simd/portable/search-inl.h,
  * whose GQ_ISA_NAME names the entry points gq_<isa>_quantize_<t>_imatrix.
  *
  * How it vectorises: blocks are taken LANES at a time in memory order
@@ -14,11 +14,18 @@
  * sigma2 broadcast); the blocks are then transposed into lanes and each lane
  * runs its block's make_qx_quants (Q4_0/Q5_0) or make_qkx3_quants
  * (Q4_1/Q5_1) with the scalar's operations in the scalar's order
- * (search_lanes.h). Each row's sigma2 is a float sum in column order, so
+ * (portable/search-inl.h). Each row's sigma2 is a float sum in column order, so
  * LANES rows are summed side by side, one lane per row.
  */
-#ifndef GGUFQ_LEGACY_IMATRIX_LANES_H
-#define GGUFQ_LEGACY_IMATRIX_LANES_H
+#ifndef GGUFQ_LEGACY_IMATRIX_INL_H
+#define GGUFQ_LEGACY_IMATRIX_INL_H
+
+/* Every function here takes its ISA's name (GQ_ISA_NAME, from the ISA layer), so
+ * nm and profiles tell the instantiations apart. */
+#define li_rows_sigma2 GQ_ISA_NAME(li_rows_sigma2)
+#define li_pack GQ_ISA_NAME(li_pack)
+#define li_group GQ_ISA_NAME(li_group)
+#define li_quantize GQ_ISA_NAME(li_quantize)
 
 #define LI_QK QK_LEGACY          /* weights per legacy block */
 #define LI_ROW_CHUNK (2 * LANES) /* rows whose sigma2 is computed together */

@@ -1,23 +1,53 @@
 /*
- * kquants_quant_lanes.h — the K-quant quantizers (Q2_K ... Q8_K, with and
+ * kquants_quant-inl.h — the K-quant quantizers (Q2_K ... Q8_K, with and
  * without imatrix) with one SIMD lane per sub-block. SIMD twin of the
  * quantizers of src/quants/kquants.c; the searches they share with other
- * families (make_qkx2/qkx3/qx) are in src/simd/search_lanes.h, Q3_K's
+ * families (make_qkx2/qkx3/qx) are in src/simd/portable/search-inl.h, Q3_K's
  * make_q3_quants is here.
  *
  * Not a normal header: it is included once, at the end, by each kernel
  * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
- * neon/kquants_quant_neon.c), after its ISA layer (<isa>/lanes_<isa>.h:
+ * neon/kquants_quant_neon.c), after its ISA layer (<isa>/vec_<isa>.h:
  * LANES (4, 8 or 16), the types vf/vi/vm, the vf_/vi_/vm_ helpers,
  * gather_lanes, bsums16, and GQ_ISA_NAME, which puts the ISA in the names of
  * the entry points it defines: gq_<isa>_quantize_q2_K ... _q8_K). Sharing
  * the text keeps the ISAs' arithmetic the same expression for expression;
- * bit-exactness as in search_lanes.h.
+ * bit-exactness as in portable/search-inl.h.
  */
-#ifndef GGUFQ_KQUANTS_QUANT_LANES_H
-#define GGUFQ_KQUANTS_QUANT_LANES_H
+#ifndef GGUFQ_KQUANTS_QUANT_INL_H
+#define GGUFQ_KQUANTS_QUANT_INL_H
 
-#include "simd/search_lanes.h"
+/* Every function here takes its ISA's name (GQ_ISA_NAME, from the ISA layer), so
+ * nm and profiles tell the instantiations apart. */
+#define q3_refine_pass GQ_ISA_NAME(q3_refine_pass)
+#define q3_search_run GQ_ISA_NAME(q3_search_run)
+#define q3_first_guess GQ_ISA_NAME(q3_first_guess)
+#define q3_run_passes GQ_ISA_NAME(q3_run_passes)
+#define lane_get GQ_ISA_NAME(lane_get)
+#define q3_finish_groups GQ_ISA_NAME(q3_finish_groups)
+#define lane_set GQ_ISA_NAME(lane_set)
+#define q3_pack_moved GQ_ISA_NAME(q3_pack_moved)
+#define levels_affine GQ_ISA_NAME(levels_affine)
+#define levels_symmetric GQ_ISA_NAME(levels_symmetric)
+#define imatrix_weights GQ_ISA_NAME(imatrix_weights)
+#define superblock_sumx2 GQ_ISA_NAME(superblock_sumx2)
+#define affine_k4_ref_quantize_scales GQ_ISA_NAME(affine_k4_ref_quantize_scales)
+#define affine_k4_imatrix_quantize_scales GQ_ISA_NAME(affine_k4_imatrix_quantize_scales)
+#define affine_k4_levels GQ_ISA_NAME(affine_k4_levels)
+#define q4_K_pack GQ_ISA_NAME(q4_K_pack)
+#define q5_K_pack GQ_ISA_NAME(q5_K_pack)
+#define affine_k4_group GQ_ISA_NAME(affine_k4_group)
+#define q2_K_block GQ_ISA_NAME(q2_K_block)
+#define q3_K_finish GQ_ISA_NAME(q3_K_finish)
+#define q3_K_imatrix_block GQ_ISA_NAME(q3_K_imatrix_block)
+#define q3_K_ref_quantize_scales GQ_ISA_NAME(q3_K_ref_quantize_scales)
+#define q3_K_ref_group GQ_ISA_NAME(q3_K_ref_group)
+#define q6_K_block GQ_ISA_NAME(q6_K_block)
+#define q8_K_block GQ_ISA_NAME(q8_K_block)
+#define imatrix_slice GQ_ISA_NAME(imatrix_slice)
+#define quantize_affine_k4 GQ_ISA_NAME(quantize_affine_k4)
+
+#include "simd/portable/search-inl.h"
 
 
 
