@@ -30,6 +30,7 @@
 
 #include "quants/common.h"
 #include "quants/iqsearch.h"
+#include "simd/simd.h"
 #include "quants/qhelpers.h"
 #include "quants/tables.h"
 

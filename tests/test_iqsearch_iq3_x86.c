@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "quants/iqsearch.h"
+#include "simd/simd.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 

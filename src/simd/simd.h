@@ -18,6 +18,7 @@
 #define GGUFQ_SIMD_H
 
 #include "common/blocks.h"
+#include "quants/iqsearch.h"
 #include "quants/quants.h"
 
 typedef struct gq_kernel_row {
@@ -83,6 +84,10 @@ GQ_DECLARE_ISA(avx2)
 GQ_DECLARE_ISA(avx512)
 /* Fills fp4_avx2.c's scale tables; the prepare step of every table listing its kernels. */
 void gq_avx2_prepare_fp4(void);
+/* The IQ search tables of iq_quant_<isa>.c (the IQ quantizers run the scalar
+ * drivers with them); for tests: call them only where the ISA runs. */
+extern const gq_iq_search_ops gq_iq_search_avx2;
+extern const gq_iq_search_ops gq_iq_search_avx512;
 #elif defined(__aarch64__)
 GQ_DECLARE_ISA(neon)
 #endif
