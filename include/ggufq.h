@@ -203,6 +203,21 @@ GGUFQ_API int         ggufq_isa_env_status(ggufq_error *err);
 GGUFQ_API const char *ggufq_isa_name(ggufq_isa isa);
 /** true if this CPU and OS can run the ISA's kernels (and they are built in). */
 GGUFQ_API bool        ggufq_isa_supported(ggufq_isa isa);
+
+/** What a kernel does, for ggufq_kernel_isa. */
+typedef enum ggufq_kernel_op {
+    GGUFQ_OP_DEQUANTIZE       = 0,
+    GGUFQ_OP_QUANTIZE         = 1,  /* without an imatrix */
+    GGUFQ_OP_QUANTIZE_IMATRIX = 2   /* with one */
+} ggufq_kernel_op;
+/**
+ * Kernel coverage: the ISA ("scalar", "avx2", "avx512", "neon") whose code
+ * does `op` on `type` under the ISA now in use (ggufq_active_isa). It can be
+ * an older ISA than the active one (an AVX-512 run reuses AVX2 kernels that
+ * measured faster) or "scalar" (no SIMD kernel). NULL if the library cannot
+ * do it at all (unknown type or op, a type it cannot quantize).
+ */
+GGUFQ_API const char *ggufq_kernel_isa(ggufq_type type, ggufq_kernel_op op);
 /** The CPU features detected, space-separated ("x86-64 sse4.2 avx avx2 fma ... os-zmm-state"). */
 GGUFQ_API const char *ggufq_cpu_features(void);
 

@@ -21,7 +21,7 @@
 
 #include "gguf/types.h"
 #include "simd/dispatch.h"
-#include "simd/legacy_imatrix.h"
+#include "simd/simd.h"
 #include "tu_rng.h"
 
 typedef int (*quant_fn)(const float *, void *, int64_t, int64_t, const float *);

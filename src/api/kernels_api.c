@@ -1,6 +1,7 @@
 /*
  * kernels_api.c — ggufq_dequantize / ggufq_quantize: argument checks, then
- * the kernels the dispatcher chose; ggufq_isa_env_status: how it chose.
+ * the kernels the dispatcher chose; ggufq_isa_env_status: how it chose;
+ * ggufq_kernel_isa: whose kernel it chose for a type and operation.
  */
 #include <stdio.h>
 
@@ -64,4 +65,9 @@ int ggufq_isa_env_status(ggufq_error *err)
         snprintf(err->message, sizeof err->message, "%s", rc < 0 ? message : "");
     }
     return rc;
+}
+
+const char *ggufq_kernel_isa(ggufq_type type, ggufq_kernel_op op)
+{
+    return gq_kernel_isa((int)type, op);
 }

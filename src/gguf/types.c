@@ -4,6 +4,7 @@
  */
 #include "types.h"
 
+#include "common/blocks.h"
 #include "ggufq.h"
 
 #define PLAIN(id, nm, bytes)      [id] = { nm, 1, bytes, false }
@@ -46,6 +47,25 @@ static const gq_type_traits type_table[GGUFQ_TYPE_COUNT] = {
     BLOCK(GGUFQ_TYPE_Q1_0,    "q1_0",    128, 18),
     BLOCK(GGUFQ_TYPE_Q2_0,    "q2_0",    64,  18),
 };
+
+/* The block sizes above are those of the layouts the kernels use (common/blocks.h). */
+#define SAME_BLOCK(t, qk, bytes) \
+    _Static_assert(sizeof(blk_##t) == (bytes) && (qk) > 0, #t " block: common/blocks.h vs type_table")
+SAME_BLOCK(q4_0, QK_LEGACY == 32, 18);  SAME_BLOCK(q4_1, QK_LEGACY == 32, 20);
+SAME_BLOCK(q5_0, QK_LEGACY == 32, 22);  SAME_BLOCK(q5_1, QK_LEGACY == 32, 24);
+SAME_BLOCK(q8_0, QK_LEGACY == 32, 34);  SAME_BLOCK(q8_1, QK_LEGACY == 32, 36);
+SAME_BLOCK(q2_K, QK_K == 256, 84);      SAME_BLOCK(q3_K, QK_K == 256, 110);
+SAME_BLOCK(q4_K, QK_K == 256, 144);     SAME_BLOCK(q5_K, QK_K == 256, 176);
+SAME_BLOCK(q6_K, QK_K == 256, 210);     SAME_BLOCK(q8_K, QK_K == 256, 292);
+SAME_BLOCK(iq2_xxs, QK_K == 256, 66);   SAME_BLOCK(iq2_xs, QK_K == 256, 74);
+SAME_BLOCK(iq3_xxs, QK_K == 256, 98);   SAME_BLOCK(iq1_s, QK_K == 256, 50);
+SAME_BLOCK(iq4_nl, QK4_NL == 32, 18);   SAME_BLOCK(iq3_s, QK_K == 256, 110);
+SAME_BLOCK(iq2_s, QK_K == 256, 82);     SAME_BLOCK(iq4_xs, QK_K == 256, 136);
+SAME_BLOCK(iq1_m, QK_K == 256, 56);     SAME_BLOCK(tq1_0, QK_K == 256, 54);
+SAME_BLOCK(tq2_0, QK_K == 256, 66);     SAME_BLOCK(mxfp4, QK_MXFP4 == 32, 17);
+SAME_BLOCK(nvfp4, QK_NVFP4 == 64, 36);  SAME_BLOCK(q1_0, QK1_0 == 128, 18);
+SAME_BLOCK(q2_0, QK2_0 == 64, 18);
+#undef SAME_BLOCK
 
 const gq_type_traits *gq_type_traits_of(int type)
 {

@@ -1,5 +1,6 @@
 /*
- * common.h — tiny inline helpers every scalar kernel family uses.
+ * common.h — tiny inline helpers every scalar kernel family uses (block layouts:
+ * common/blocks.h, included here).
  */
 #ifndef GGUFQ_QUANTS_COMMON_H
 #define GGUFQ_QUANTS_COMMON_H
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "fp16.h"
 
 /* Thresholds below which ggml treats a group as all zeros. */
@@ -16,12 +18,6 @@
 #define GQ_GROUP_MAX_EPS_IQ1_M   1e-7f
 #define GQ_GROUP_MAX_EPS_IQ1_S   1e-12f
 
-/*
- * Block layouts are declared with GQ_BLOCK: byte-aligned, so a kernel may be
- * handed a pointer at any address (the public API promises that) without
- * misaligned member accesses. The layouts have no padding, so sizes are ggml's.
- */
-#define GQ_BLOCK __attribute__((packed, aligned(1)))
 
 #define GQ_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GQ_MAX(a, b) ((a) > (b) ? (a) : (b))

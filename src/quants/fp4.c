@@ -15,16 +15,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "fp8.h"
 #include "quants.h"
 #include "tables.h"
 
 #define MXFP4_BLOCK     32
-#define MXFP4_BYTES     (1 + MXFP4_BLOCK / 2)
+#define MXFP4_BYTES     ((int)sizeof(blk_mxfp4))
 #define NVFP4_BLOCK     64
 #define NVFP4_SUB       16
 #define NVFP4_NSUB      (NVFP4_BLOCK / NVFP4_SUB)
-#define NVFP4_BYTES     (NVFP4_NSUB + NVFP4_BLOCK / 2)
+#define NVFP4_BYTES     ((int)sizeof(blk_nvfp4))
 
 /* Index of the first codebook entry k minimising |k*d - x| (strict <, so the
  * first of equal candidates wins; NaN x never improves on entry 0). */

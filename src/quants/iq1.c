@@ -24,26 +24,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "common.h"
 #include "iqgrid.h"
 #include "iqsearch.h"
 #include "quants.h"
 #include "tables.h"
 
-#define QK_K 256
 
-#define IQ1_S_BYTES 50
-#define IQ1_M_BYTES 56
+#define IQ1_S_BYTES ((int)sizeof(blk_iq1_s))
+#define IQ1_M_BYTES ((int)sizeof(blk_iq1_m))
 
 #define IQ1S_BLOCK 32 /* weights per scale in IQ1_S */
 #define IQ1M_BLOCK 16 /* weights per scale in IQ1_M */
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 static inline void store_u16(uint8_t *p, uint16_t v)
 {
@@ -66,10 +59,10 @@ void gq_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
         const uint8_t *qs = blk + 2;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 4) {
-            const uint16_t qh = load_u16(blk + 2 + QK_K / 8 + 2 * ib);
+            const uint16_t qh = gq_load_u16(blk + 2 + QK_K / 8 + 2 * ib);
             const float dl = d * (2 * ((qh >> 12) & 7) + 1);
             const float delta = qh & 0x8000 ? -GQ_IQ1S_DELTA : GQ_IQ1S_DELTA;
             for (int l = 0; l < 4; ++l, dst += 8)
@@ -93,7 +86,7 @@ void gq_dequantize_iq1_m(const void *src, float *dst, int64_t n)
         const uint8_t *qh = blk + QK_K / 8;
         uint16_t sc[4];
         for (int i = 0; i < 4; ++i)
-            sc[i] = load_u16(blk + QK_K / 8 + QK_K / 16 + 2 * i);
+            sc[i] = gq_load_u16(blk + QK_K / 8 + QK_K / 16 + 2 * i);
         const float d = gq_fp16_to_fp32(iq1m_scale_bits(sc));
 
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 4, qh += 2) {
@@ -398,7 +391,7 @@ static int quantize_row_iq1_s(const gq_iq_search_ops *ops, const gq_iqgrid *g, c
             l = GQ_MAX(0, GQ_MIN(7, l));
             if (shifts[ib] == -1)
                 l |= 8;
-            store_u16(qh + 2 * ib, (uint16_t)(load_u16(qh + 2 * ib) | (l << 12)));
+            store_u16(qh + 2 * ib, (uint16_t)(gq_load_u16(qh + 2 * ib) | (l << 12)));
         }
     }
     return GGUFQ_OK;

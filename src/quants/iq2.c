@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "common.h"
 #include "iqgrid.h"
 #include "iqsearch.h"
@@ -29,30 +30,15 @@
 #include "quants.h"
 #include "tables.h"
 
-#define QK_K 256
 
-#define IQ2_XXS_BYTES 66
-#define IQ2_XS_BYTES  74
-#define IQ2_S_BYTES   82
+#define IQ2_XXS_BYTES ((int)sizeof(blk_iq2_xxs))
+#define IQ2_XS_BYTES  ((int)sizeof(blk_iq2_xs))
+#define IQ2_S_BYTES   ((int)sizeof(blk_iq2_s))
 
 #define KMAXQ 3 /* grid coordinates 0..2 encode the odd magnitudes 1, 3, 5 */
 
 /* A group search result: the group is negligible and stays all zero. */
 #define GROUP_NEGLIGIBLE 1
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 static inline void store_u16(uint8_t *p, uint16_t v)
 {
@@ -81,10 +67,10 @@ void gq_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XXS_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const uint8_t *q   = blk + 2 + 8 * ib;
-            const uint32_t aux = load_u32(q + 4);
+            const uint32_t aux = gq_load_u32(q + 4);
             const float db = d * (0.5f + (aux >> 28)) * 0.25f;
             for (int l = 0; l < 4; ++l, dst += 8)
                 decode_group(dst, db, gq_iq2xxs_grid[q[l]], gq_ksigns_iq2xs[(aux >> 7 * l) & 127]);
@@ -96,7 +82,7 @@ void gq_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XS_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
         const uint8_t *scales = blk + 2 + QK_K / 4;
         for (int ib = 0; ib < QK_K / 32; ++ib) {
             const float db[2] = {
@@ -104,7 +90,7 @@ void gq_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
                 d * (0.5f + (scales[ib] >> 4)) * 0.25f,
             };
             for (int l = 0; l < 4; ++l, dst += 8) {
-                const uint16_t q = load_u16(blk + 2 + 2 * (4 * ib + l));
+                const uint16_t q = gq_load_u16(blk + 2 + 2 * (4 * ib + l));
                 decode_group(dst, db[l / 2], gq_iq2xs_grid[q & 511], gq_ksigns_iq2xs[q >> 9]);
             }
         }
@@ -115,7 +101,7 @@ void gq_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_S_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
         const uint8_t *qs     = blk + 2;
         const uint8_t *signs  = qs + QK_K / 8;
         const uint8_t *qh     = blk + 2 + QK_K / 4;

@@ -20,30 +20,23 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "common.h"
 #include "iq3grid.h"
 #include "iqsearch.h"
 #include "quants.h"
 #include "tables.h"
 
-#define QK_K           256
 #define GROUP          32
 #define GROUPS         (QK_K / GROUP)
-#define IQ3XXS_BYTES   98
-#define IQ3S_BYTES     110
+#define IQ3XXS_BYTES   ((int)sizeof(blk_iq3_xxs))
+#define IQ3S_BYTES     ((int)sizeof(blk_iq3_s))
 #define IQ3_MAX_LEVEL  7   /* levels are 0..7 (ggml's kMaxQ - 1) */
-
-static inline uint16_t load_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 
 static inline void store_u16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static inline void store_u32(uint8_t *p, uint32_t v)
@@ -78,11 +71,11 @@ void gq_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK_K; ++i, blk += IQ3XXS_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
         const uint8_t *qs = blk + 2;
         const uint8_t *scales_and_signs = blk + 2 + QK_K / 4;
         for (int ib = 0; ib < GROUPS; ++ib, qs += 8) {
-            const uint32_t aux = load_u32(scales_and_signs + 4 * ib);
+            const uint32_t aux = gq_load_u32(scales_and_signs + 4 * ib);
             const float db = d * (0.5f + (aux >> 28)) * 0.5f;
             for (int l = 0; l < 4; ++l, dst += 8) {
                 const uint8_t signs = gq_ksigns_iq2xs[(aux >> 7 * l) & 127];
@@ -96,7 +89,7 @@ void gq_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK_K; ++i, blk += IQ3S_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
         const uint8_t *qs = blk + 2;
         const uint8_t *qh = qs + QK_K / 4;
         const uint8_t *signs = qh + QK_K / 32;

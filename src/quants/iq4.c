@@ -13,18 +13,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "common.h"
 #include "quants.h"
 #include "tables.h"
 
-#define QK_K          256
-#define QK4_NL        32
 #define GROUP         32
-#define IQ4NL_BYTES   18
-#define IQ4XS_BYTES   136
+#define IQ4NL_BYTES   ((int)sizeof(blk_iq4_nl))
+#define IQ4XS_BYTES   ((int)sizeof(blk_iq4_xs))
 #define IQ4_NTRY      7   /* trial scales (values[0] + t)/max, t in -7..7 */
-
-static inline uint16_t load_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 
 static inline void store_u16(uint8_t *p, uint16_t v)
 {
@@ -48,15 +45,15 @@ void gq_dequantize_iq4_nl(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK4_NL; ++i, blk += IQ4NL_BYTES, dst += QK4_NL)
-        decode_group(gq_fp16_to_fp32(load_u16(blk)), blk + 2, dst);
+        decode_group(gq_fp16_to_fp32(gq_load_u16(blk)), blk + 2, dst);
 }
 
 void gq_dequantize_iq4_xs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK_K; ++i, blk += IQ4XS_BYTES) {
-        const float d = gq_fp16_to_fp32(load_u16(blk));
-        const uint16_t scales_h = load_u16(blk + 2);
+        const float d = gq_fp16_to_fp32(gq_load_u16(blk));
+        const uint16_t scales_h = gq_load_u16(blk + 2);
         const uint8_t *scales_l = blk + 4;
         const uint8_t *qs = blk + 8;
         for (int ib = 0; ib < QK_K / GROUP; ++ib, qs += GROUP / 2, dst += GROUP) {

@@ -252,13 +252,6 @@ void gq_iq1_sort_scalar(int n, const float *xb, int32_t *order);
 
 extern const gq_iq_search_ops gq_iq_search_scalar;
 
-/* The x86 tables (src/simd/avx2, avx512), for tests: call them only where
- * ggufq_isa_supported says the ISA runs. */
-#if defined(__x86_64__) || defined(_M_X64)
-extern const gq_iq_search_ops gq_iq_search_avx2;
-extern const gq_iq_search_ops gq_iq_search_avx512;
-#endif
-
 /* The quantizers of quants.h with a given search table. */
 #define GQ_DECLARE_IQ_OPS_QUANT(t)                                                          \
     int gq_quantize_##t##_ops(const gq_iq_search_ops *ops, const float *src, void *dst,    \

@@ -21,22 +21,6 @@
 #include "quants/qhelpers.h"
 #include "quants/quants.h"
 
-#define QK_K 256
-
-typedef struct GQ_BLOCK { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } blk_q2_K;
-typedef struct GQ_BLOCK { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } blk_q3_K;
-typedef struct GQ_BLOCK { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[QK_K / 2]; } blk_q4_K;
-typedef struct GQ_BLOCK { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; } blk_q5_K;
-typedef struct GQ_BLOCK { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; uint16_t d; } blk_q6_K;
-typedef struct GQ_BLOCK { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; } blk_q8_K;
-
-_Static_assert(sizeof(blk_q2_K) == 84, "q2_K block");
-_Static_assert(sizeof(blk_q3_K) == 110, "q3_K block");
-_Static_assert(sizeof(blk_q4_K) == 144, "q4_K block");
-_Static_assert(sizeof(blk_q5_K) == 176, "q5_K block");
-_Static_assert(sizeof(blk_q6_K) == 210, "q6_K block");
-_Static_assert(sizeof(blk_q8_K) == 292, "q8_K block");
-
 /* ------------------------------------------------------------ shared pieces */
 
 /* Sum of squares of a super-block, accumulated in order (float). */
@@ -46,42 +30,6 @@ static inline float superblock_sumx2(const float *x)
     for (int j = 0; j < QK_K; j++)
         s += x[j] * x[j];
     return s;
-}
-
-/* 2-bit packing used by Q2_K and Q3_K: byte l of each 32-byte group holds
- * the levels of weights l, l+32, l+64, l+96 of the 128-weight half. */
-static void pack_2bit(const uint8_t *L, uint8_t *qs)
-{
-    for (int j = 0; j < QK_K; j += 128)
-        for (int l = 0; l < 32; l++)
-            qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
-                                      (L[j + l + 96] << 6));
-}
-
-/* Q4_K / Q5_K: 8 six-bit scales and 8 six-bit mins in 12 bytes. */
-static void pack_scale_min_k4(const uint8_t *ls, const uint8_t *lm, uint8_t *s)
-{
-    for (int j = 0; j < QK_K / 32; j++) {
-        if (j < 4) {
-            s[j]     = ls[j];
-            s[j + 4] = lm[j];
-        } else {
-            s[j + 4] = (uint8_t)((ls[j] & 0xF) | ((lm[j] & 0xF) << 4));
-            s[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
-            s[j]     |= (uint8_t)((lm[j] >> 4) << 6);
-        }
-    }
-}
-
-static inline void unpack_scale_min_k4(int j, const uint8_t *s, uint8_t *sc, uint8_t *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *m  = s[j + 4] & 63;
-    } else {
-        *sc = (uint8_t)((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-        *m  = (uint8_t)((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-    }
 }
 
 /*
@@ -94,7 +42,7 @@ static void requantize_affine_k4(const float *x, const uint8_t *scales, uint16_t
 {
     for (int j = 0; j < QK_K / 32; j++) {
         uint8_t sc, m;
-        unpack_scale_min_k4(j, scales, &sc, &m);
+        gq_unpack_scale_min_k4(j, scales, &sc, &m);
         const float d = gq_fp16_to_fp32(d16) * sc;
         if (!d)
             continue;
@@ -141,8 +89,7 @@ static void affine_k4_ref_scales(const float *x, int nmax, float rmin, int nstep
         ls[j] = GQ_MIN(63, s);
         lm[j] = GQ_MIN(63, m);
     }
-    memset(scales12, 0, 12);
-    pack_scale_min_k4(ls, lm, scales12);
+    gq_pack_scale_min_k4(ls, lm, scales12);
     *d16    = gq_fp32_to_fp16(max_scale / 63.f);
     *dmin16 = gq_fp32_to_fp16(max_min / 63.f);
 }
@@ -178,8 +125,7 @@ static void affine_k4_imatrix_scales(const float *x, const float *qw, int nmax, 
             Lm[j] = GQ_MIN(63, Lm[j]);
         }
     }
-    memset(scales12, 0, 12);
-    pack_scale_min_k4(Ls, Lm, scales12);
+    gq_pack_scale_min_k4(Ls, Lm, scales12);
     *d16    = gq_fp32_to_fp16(d_block);
     *dmin16 = gq_fp32_to_fp16(m_block);
 }
@@ -236,7 +182,7 @@ static void q2_K_ref_block(const float *x, blk_q2_K *y)
         y->dmin = gq_fp32_to_fp16(0.f);
     }
     q2_K_requantize(x, y, L);
-    pack_2bit(L, y->qs);
+    gq_pack_2bit(L, y->qs);
 }
 
 static void q2_K_imatrix_block(const float *x, const float *qw, blk_q2_K *y)
@@ -261,7 +207,7 @@ static void q2_K_imatrix_block(const float *x, const float *qw, blk_q2_K *y)
     for (int j = 0; j < QK_K / 16; j++)
         y->scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
     q2_K_requantize(x, y, L);
-    pack_2bit(L, y->qs);
+    gq_pack_2bit(L, y->qs);
 }
 
 void gq_dequantize_q2_K(const void *src, float *dst, int64_t n)
@@ -301,31 +247,12 @@ int gq_quantize_q2_K(const float *src, void *dst, int64_t nrows, int64_t n_per_r
 
 /* ------------------------------------------------------------------ Q3_K */
 
-/* Store 6-bit level l (0..63) of sub-block j: low nibbles in bytes 0..7, top 2 bits in 8..11. */
-static inline void q3_K_put_scale(uint8_t *s, int j, int l)
-{
-    if (j < 8)
-        s[j] = (uint8_t)(l & 0xF);
-    else
-        s[j - 8] |= (uint8_t)((l & 0xF) << 4);
-    l >>= 4;
-    s[j % 4 + 8] |= (uint8_t)(l << (2 * (j / 4)));
-}
-
-/* The signed scale of sub-block j (-32..31). */
-static inline int q3_K_get_scale(const uint8_t *s, int j)
-{
-    const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
-    const int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-    return (lo | (hi << 4)) - 32;
-}
-
 /* Q3_K final pass: levels from the stored scales, then hmask and 2-bit packing. */
 static void q3_K_finish(const float *x, blk_q3_K *y, int8_t *L)
 {
     const float dall = gq_fp16_to_fp32(y->d);
     for (int j = 0; j < QK_K / 16; j++) {
-        const float d = dall * (int8_t)q3_K_get_scale(y->scales, j);
+        const float d = dall * (int8_t)gq_q3_K_get_scale(y->scales, j);
         if (!d)
             continue;
         for (int ii = 0; ii < 16; ii++) {
@@ -344,7 +271,7 @@ static void q3_K_finish(const float *x, blk_q3_K *y, int8_t *L)
         }
         low[j] = (uint8_t)l;
     }
-    pack_2bit(low, y->qs);
+    gq_pack_2bit(low, y->qs);
 }
 
 static void q3_K_ref_block(const float *x, blk_q3_K *y)
@@ -367,7 +294,7 @@ static void q3_K_ref_block(const float *x, blk_q3_K *y)
             /* ggml narrows nearest_int to int8_t before clamping */
             int8_t l = (int8_t)gq_nearest_int(iscale * scales[j]);
             l = (int8_t)(GQ_MAX(-32, GQ_MIN(31, l)) + 32);
-            q3_K_put_scale(y->scales, j, l);
+            gq_q3_K_put_scale(y->scales, j, l);
         }
         y->d = gq_fp32_to_fp16(1 / iscale);
     } else {
@@ -393,7 +320,7 @@ static void q3_K_imatrix_block(const float *x, const float *qw, blk_q3_K *y)
     memset(y->scales, 0, sizeof y->scales);
     const float d_block = gq_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
     for (int j = 0; j < QK_K / 16; j++)
-        q3_K_put_scale(y->scales, j, Ls[j]);
+        gq_q3_K_put_scale(y->scales, j, Ls[j]);
     y->d = gq_fp32_to_fp16(d_block);
     q3_K_finish(x, y, L);
 }
@@ -407,7 +334,7 @@ void gq_dequantize_q3_K(const void *src, float *dst, int64_t n)
         for (int h = 0; h < 2; h++)
             for (int s = 0; s < 4; s++)
                 for (int g = 0; g < 2; g++) {
-                    const float dl = d_all * q3_K_get_scale(x[i].scales, 8 * h + 2 * s + g);
+                    const float dl = d_all * gq_q3_K_get_scale(x[i].scales, 8 * h + 2 * s + g);
                     const uint8_t *q = x[i].qs + 32 * h + 16 * g;
                     const uint8_t *hm = x[i].hmask + 16 * g;
                     const uint8_t bit = (uint8_t)(1u << (4 * h + s));
@@ -476,9 +403,9 @@ void gq_dequantize_q4_K(const void *src, float *dst, int64_t n)
         const uint8_t *q = x[i].qs;
         for (int is = 0; is < QK_K / 32; is += 2, q += 32) {
             uint8_t sc, m;
-            unpack_scale_min_k4(is, x[i].scales, &sc, &m);
+            gq_unpack_scale_min_k4(is, x[i].scales, &sc, &m);
             const float d1 = d * sc, m1 = min * m;
-            unpack_scale_min_k4(is + 1, x[i].scales, &sc, &m);
+            gq_unpack_scale_min_k4(is + 1, x[i].scales, &sc, &m);
             const float d2 = d * sc, m2 = min * m;
             for (int l = 0; l < 32; l++)
                 *dst++ = d1 * (q[l] & 0xF) - m1;
@@ -531,9 +458,9 @@ void gq_dequantize_q5_K(const void *src, float *dst, int64_t n)
         const uint8_t *ql = x[i].qs, *qh = x[i].qh;
         for (int k = 0; k < QK_K / 64; k++, ql += 32) {
             uint8_t sc, m;
-            unpack_scale_min_k4(2 * k, x[i].scales, &sc, &m);
+            gq_unpack_scale_min_k4(2 * k, x[i].scales, &sc, &m);
             const float d1 = d * sc, m1 = min * m;
-            unpack_scale_min_k4(2 * k + 1, x[i].scales, &sc, &m);
+            gq_unpack_scale_min_k4(2 * k + 1, x[i].scales, &sc, &m);
             const float d2 = d * sc, m2 = min * m;
             const uint8_t u1 = (uint8_t)(1u << (2 * k)), u2 = (uint8_t)(2u << (2 * k));
             for (int l = 0; l < 32; l++)

@@ -15,21 +15,8 @@
 #include "quants/qhelpers.h"
 #include "quants/quants.h"
 
-#define QK 32 /* weights per block, all legacy types */
+#define QK QK_LEGACY /* weights per block, all legacy types */
 
-typedef struct GQ_BLOCK { uint16_t d; uint8_t qs[QK / 2]; } blk_q4_0;
-typedef struct GQ_BLOCK { uint16_t d, m; uint8_t qs[QK / 2]; } blk_q4_1;
-typedef struct GQ_BLOCK { uint16_t d; uint8_t qh[4]; uint8_t qs[QK / 2]; } blk_q5_0;
-typedef struct GQ_BLOCK { uint16_t d, m; uint8_t qh[4]; uint8_t qs[QK / 2]; } blk_q5_1;
-typedef struct GQ_BLOCK { uint16_t d; int8_t qs[QK]; } blk_q8_0;
-typedef struct GQ_BLOCK { uint16_t d, s; int8_t qs[QK]; } blk_q8_1;
-
-_Static_assert(sizeof(blk_q4_0) == 18, "q4_0 block");
-_Static_assert(sizeof(blk_q4_1) == 20, "q4_1 block");
-_Static_assert(sizeof(blk_q5_0) == 22, "q5_0 block");
-_Static_assert(sizeof(blk_q5_1) == 24, "q5_1 block");
-_Static_assert(sizeof(blk_q8_0) == 34, "q8_0 block");
-_Static_assert(sizeof(blk_q8_1) == 36, "q8_1 block");
 
 /*
  * One block's q[j] * d + m (Q4_1, Q5_1) as ggml's compiled code gives it,

@@ -11,13 +11,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "common.h"
 #include "quants.h"
 
 #define Q1_0_BLOCK   128
-#define Q1_0_BYTES   (2 + Q1_0_BLOCK / 8)
+#define Q1_0_BYTES   ((int)sizeof(blk_q1_0))
 #define Q2_0_BLOCK   64
-#define Q2_0_BYTES   (2 + Q2_0_BLOCK / 4)
+#define Q2_0_BYTES   ((int)sizeof(blk_q2_0))
 
 static inline float load_fp16_scale(const uint8_t *blk)
 {

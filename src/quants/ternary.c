@@ -17,15 +17,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "common.h"
 #include "quants.h"
 
 #define TQ_BLOCK      256
-#define TQ1_QS_BYTES  48
-#define TQ1_QH_BYTES  4
-#define TQ1_BYTES     (TQ1_QS_BYTES + TQ1_QH_BYTES + 2)
-#define TQ2_QS_BYTES  64
-#define TQ2_BYTES     (TQ2_QS_BYTES + 2)
+#define TQ1_QS_BYTES  ((int)sizeof(((blk_tq1_0 *)0)->qs))
+#define TQ1_QH_BYTES  ((int)sizeof(((blk_tq1_0 *)0)->qh))
+#define TQ1_BYTES     ((int)sizeof(blk_tq1_0))
+#define TQ2_QS_BYTES  ((int)sizeof(((blk_tq2_0 *)0)->qs))
+#define TQ2_BYTES     ((int)sizeof(blk_tq2_0))
 
 static inline float load_fp16_scale(const uint8_t *p)
 {

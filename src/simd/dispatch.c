@@ -122,49 +122,54 @@ static bool isa_runs_here(ggufq_isa isa)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Kernel tables: one per ISA, scalar rows overwritten by that ISA's files.   */
+/* Kernel tables: per ISA, the scalar kernels with that ISA's rows on top.    */
 
-static gq_kernels isa_tables[GGUFQ_ISA_NEON + 1][GGUFQ_TYPE_COUNT];
+typedef struct {
+    gq_kernels k;
+    ggufq_isa  isa[2];   /* whose code k.dequantize / k.quantize is */
+} dispatch_entry;
+
+static dispatch_entry isa_tables[GGUFQ_ISA_NEON + 1][GGUFQ_TYPE_COUNT];
+
+static const gq_isa_kernels *isa_kernels(ggufq_isa isa)
+{
+    switch (isa) {
+#if defined(GQ_X86)
+    case GGUFQ_ISA_AVX2:   return &gq_avx2_kernels;
+    case GGUFQ_ISA_AVX512: return &gq_avx512_kernels;
+#elif defined(GQ_ARM)
+    case GGUFQ_ISA_NEON:   return &gq_neon_kernels;
+#endif
+    default:               return NULL;
+    }
+}
 
 static void fill_isa_table(ggufq_isa isa)
 {
-    gq_kernels *t = isa_tables[isa];
+    dispatch_entry *t = isa_tables[isa];
     for (int type = 0; type < GGUFQ_TYPE_COUNT; type++) {
         const gq_kernels *k = gq_scalar_kernels(type);
         if (k)
-            t[type] = *k;
+            t[type] = (dispatch_entry){ *k, { GGUFQ_ISA_SCALAR, GGUFQ_ISA_SCALAR } };
     }
-    /* Fill functions run only here, after isa_runs_here(isa) said the CPU can. */
-    static const gq_fill_fn none[] = { NULL };
-#if defined(GQ_X86)
-    static const gq_fill_fn avx2[] = {
-        gq_avx2_fill_float, gq_avx2_fill_legacy, gq_avx2_fill_lowbit, gq_avx2_fill_kquants,
-        gq_avx2_fill_iq1, gq_avx2_fill_iq2, gq_avx2_fill_iq3, gq_avx2_fill_iq4,
-        gq_avx2_fill_ternary, gq_avx2_fill_fp4, gq_avx2_fill_kquants_quant,
-        gq_avx2_fill_iq_quant, NULL };
-    static const gq_fill_fn avx512[] = {
-        gq_avx512_fill_float, gq_avx512_fill_legacy, gq_avx512_fill_lowbit,
-        gq_avx512_fill_kquants, gq_avx512_fill_iq1, gq_avx512_fill_iq2, gq_avx512_fill_iq3,
-        gq_avx512_fill_iq4, gq_avx512_fill_ternary, gq_avx512_fill_fp4,
-        gq_avx512_fill_kquants_quant, gq_avx512_fill_iq_quant, NULL };
-    /* AVX-512 builds on AVX2 (isa_runs_here requires both): its table starts from
-     * the AVX2 kernels and its own files replace only the types they do better. */
-    if (isa == GGUFQ_ISA_AVX512)
-        for (const gq_fill_fn *f = avx2; *f; f++)
-            (*f)(t);
-    const gq_fill_fn *fills = isa == GGUFQ_ISA_AVX2 ? avx2 : isa == GGUFQ_ISA_AVX512 ? avx512 : none;
-#elif defined(GQ_ARM)
-    static const gq_fill_fn neon[] = {
-        gq_neon_fill_float, gq_neon_fill_legacy, gq_neon_fill_lowbit, gq_neon_fill_kquants,
-        gq_neon_fill_iq1, gq_neon_fill_iq2, gq_neon_fill_iq3, gq_neon_fill_iq4,
-        gq_neon_fill_ternary, gq_neon_fill_fp4, gq_neon_fill_kquants_quant,
-        gq_neon_fill_iq_quant, NULL };
-    const gq_fill_fn *fills = isa == GGUFQ_ISA_NEON ? neon : none;
-#else
-    const gq_fill_fn *fills = none;
-#endif
-    for (; *fills; fills++)
-        (*fills)(t);
+    /* Only here, after isa_runs_here(isa) said the CPU can: prepare may run
+     * code compiled with the ISA's flags. */
+    const gq_isa_kernels *table = isa_kernels(isa);
+    if (!table)
+        return;
+    if (table->prepare)
+        table->prepare();
+    for (int i = 0; i < table->n_rows; i++) {
+        const gq_kernel_row *row = &table->rows[i];
+        dispatch_entry *e = &t[row->type];
+        if (row->op == GGUFQ_OP_DEQUANTIZE) {
+            e->k.dequantize = row->dequantize;
+            e->isa[0] = row->isa;
+        } else {
+            e->k.quantize = row->quantize;
+            e->isa[1] = row->isa;
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -281,8 +286,25 @@ const gq_kernels *gq_kernels_for_isa(ggufq_isa isa, int type)
     pthread_once(&isa_once, decide_isa);
     if (!isa_runs_here(isa))
         return NULL;
-    const gq_kernels *k = &isa_tables[isa][type];
+    const gq_kernels *k = &isa_tables[isa][type].k;
     return k->dequantize ? k : NULL;
+}
+
+const char *gq_kernel_isa(int type, ggufq_kernel_op op)
+{
+    const ggufq_isa isa = ggufq_active_isa();
+    const gq_kernels *k = gq_kernels_for_isa(isa, type);
+    if (!k)
+        return NULL;
+    switch (op) {
+    case GGUFQ_OP_DEQUANTIZE:
+        return ggufq_isa_name(isa_tables[isa][type].isa[0]);
+    case GGUFQ_OP_QUANTIZE:
+    case GGUFQ_OP_QUANTIZE_IMATRIX:  /* a quantize kernel runs its imatrix path itself */
+        return k->quantize ? ggufq_isa_name(isa_tables[isa][type].isa[1]) : NULL;
+    default:
+        return NULL;
+    }
 }
 
 const gq_kernels *gq_kernels_for(int type)

@@ -1,9 +1,10 @@
 /*
  * dispatch.h — picks, once per process, the ISA whose kernels run.
  *
- * Each ISA contributes a table of gq_kernels rows indexed by type id; a NULL
- * member means "use the scalar kernel". The choice is made once (pthread_once):
- * GGUFQ_ISA from the environment if set, else the best ISA the CPU and OS run.
+ * Each ISA's table (src/simd/kernels_<isa>.c, see simd.h) lists its kernels
+ * by (type, operation); the others are the scalar kernels. The choice is
+ * made once (pthread_once): GGUFQ_ISA from the environment if set, else the
+ * best ISA the CPU and OS run.
  */
 #ifndef GGUFQ_DISPATCH_H
 #define GGUFQ_DISPATCH_H
@@ -17,6 +18,10 @@
 const gq_kernels *gq_kernels_for(int type);
 /* The same for a given ISA; NULL if the ISA cannot run here. For tests and benchmarks. */
 const gq_kernels *gq_kernels_for_isa(ggufq_isa isa, int type);
+
+/* The ISA name ("scalar", "avx2", ...) whose code does op on type under the
+ * active ISA; NULL if no kernel does (ggufq_kernel_isa). */
+const char *gq_kernel_isa(int type, ggufq_kernel_op op);
 
 /* CPU features as detected (for `ggufq cpu`). */
 typedef struct gq_cpu_features {

@@ -1,43 +1,98 @@
 /*
- * simd.h — how per-ISA kernel files plug into dispatch.
+ * simd.h — how a SIMD kernel plugs in: one row in its ISA's table.
  *
- * Each SIMD file covers one type family for one ISA (the twin of one scalar
- * file in src/quants) and exports one fill function that overwrites the rows
- * of its types in a kernel table: members it sets replace the scalar kernel,
- * members it leaves alone keep it. dispatch.c calls a fill function only
- * after checking that the CPU and OS run that ISA, since the function itself
- * is compiled with that ISA's flags.
+ * A kernel is an ordinary function named gq_<isa>_dequantize_<t> or
+ * gq_<isa>_quantize_<t> (declared below for every type and ISA), defined in
+ * a family file <isa>/<family>_<isa>.c compiled with that ISA's flags. Its
+ * ISA's table, src/simd/kernels_<isa>.c, lists it in one row
+ * (type, operation, function); a (type, operation) without a row runs the
+ * scalar kernel. An ISA that reuses another's kernel says so in its row
+ * (AVX-512 rows naming gq_avx2_* functions). dispatch.c reads a table only
+ * after checking that the CPU and OS run its ISA. src/simd/README.md has the
+ * whole story and the coverage table.
  *
- * Every SIMD kernel gives output bit-identical to its scalar twin.
+ * Every SIMD kernel gives output bit-identical to its scalar twin. A quantize
+ * kernel takes the imatrix (or NULL) itself and runs both paths on its ISA.
  */
 #ifndef GGUFQ_SIMD_H
 #define GGUFQ_SIMD_H
 
+#include "common/blocks.h"
+#include "quants/iqsearch.h"
 #include "quants/quants.h"
 
-typedef void (*gq_fill_fn)(gq_kernels table[GGUFQ_TYPE_COUNT]);
+typedef struct gq_kernel_row {
+    ggufq_type      type;
+    ggufq_kernel_op op;          /* GGUFQ_OP_DEQUANTIZE or GGUFQ_OP_QUANTIZE */
+    ggufq_isa       isa;         /* whose code the function is */
+    gq_dequant_fn   dequantize;  /* the function of a GGUFQ_OP_DEQUANTIZE row */
+    gq_quant_fn     quantize;    /* the function of a GGUFQ_OP_QUANTIZE row */
+} gq_kernel_row;
 
-#define GQ_SIMD_FAMILIES(isa)                                  \
-    void gq_##isa##_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT]);   \
-    void gq_##isa##_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT]);  \
-    void gq_##isa##_fill_lowbit(gq_kernels t[GGUFQ_TYPE_COUNT]);  \
-    void gq_##isa##_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT]); \
-    void gq_##isa##_fill_kquants_quant(gq_kernels t[GGUFQ_TYPE_COUNT]); \
-    void gq_##isa##_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
-    void gq_##isa##_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
-    void gq_##isa##_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
-    void gq_##isa##_fill_iq4(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
-    void gq_##isa##_fill_ternary(gq_kernels t[GGUFQ_TYPE_COUNT]); \
-    void gq_##isa##_fill_fp4(gq_kernels t[GGUFQ_TYPE_COUNT]);     \
-    void gq_##isa##_fill_iq_quant(gq_kernels t[GGUFQ_TYPE_COUNT]);
+typedef struct gq_isa_kernels {
+    ggufq_isa            isa;
+    void               (*prepare)(void);  /* NULL, or fills lookup tables its kernels read */
+    const gq_kernel_row *rows;
+    int                  n_rows;
+} gq_isa_kernels;
+
+/* The tables, src/simd/kernels_<isa>.c (only the target architecture's are built). */
+extern const gq_isa_kernels gq_avx2_kernels, gq_avx512_kernels, gq_neon_kernels;
+
+/* Row makers for the tables: GQ_DEQUANTIZE(Q4_K, q4_K, avx2) is the row of
+ * gq_avx2_dequantize_q4_K; the name and the isa column cannot disagree. */
+#define GQ_ISA_ID_avx2   GGUFQ_ISA_AVX2
+#define GQ_ISA_ID_avx512 GGUFQ_ISA_AVX512
+#define GQ_ISA_ID_neon   GGUFQ_ISA_NEON
+#define GQ_DEQUANTIZE(T, t, isa) \
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE, GQ_ISA_ID_##isa, gq_##isa##_dequantize_##t, 0 }
+#define GQ_QUANTIZE(T, t, isa) \
+    { GGUFQ_TYPE_##T, GGUFQ_OP_QUANTIZE, GQ_ISA_ID_##isa, 0, gq_##isa##_quantize_##t }
+
+/* Every kernel name of one ISA (most are defined only for some types). */
+#define GQ_DECLARE_KERNELS(isa, t)                                                          \
+    void gq_##isa##_dequantize_##t(const void *src, float *dst, int64_t n);                 \
+    int  gq_##isa##_quantize_##t(const float *src, void *dst, int64_t nrows,                \
+                                 int64_t n_per_row, const float *imatrix);
+#define GQ_DECLARE_ISA(isa)                                                                 \
+    GQ_DECLARE_KERNELS(isa, f16)     GQ_DECLARE_KERNELS(isa, bf16)                          \
+    GQ_DECLARE_KERNELS(isa, f64)     GQ_DECLARE_KERNELS(isa, i8)                            \
+    GQ_DECLARE_KERNELS(isa, i16)     GQ_DECLARE_KERNELS(isa, i32)                           \
+    GQ_DECLARE_KERNELS(isa, i64)                                                            \
+    GQ_DECLARE_KERNELS(isa, q4_0)    GQ_DECLARE_KERNELS(isa, q4_1)                          \
+    GQ_DECLARE_KERNELS(isa, q5_0)    GQ_DECLARE_KERNELS(isa, q5_1)                          \
+    GQ_DECLARE_KERNELS(isa, q8_0)    GQ_DECLARE_KERNELS(isa, q8_1)                          \
+    GQ_DECLARE_KERNELS(isa, q1_0)    GQ_DECLARE_KERNELS(isa, q2_0)                          \
+    GQ_DECLARE_KERNELS(isa, q2_K)    GQ_DECLARE_KERNELS(isa, q3_K)                          \
+    GQ_DECLARE_KERNELS(isa, q4_K)    GQ_DECLARE_KERNELS(isa, q5_K)                          \
+    GQ_DECLARE_KERNELS(isa, q6_K)    GQ_DECLARE_KERNELS(isa, q8_K)                          \
+    GQ_DECLARE_KERNELS(isa, iq2_xxs) GQ_DECLARE_KERNELS(isa, iq2_xs)                        \
+    GQ_DECLARE_KERNELS(isa, iq2_s)   GQ_DECLARE_KERNELS(isa, iq1_s)                         \
+    GQ_DECLARE_KERNELS(isa, iq1_m)   GQ_DECLARE_KERNELS(isa, iq3_xxs)                       \
+    GQ_DECLARE_KERNELS(isa, iq3_s)   GQ_DECLARE_KERNELS(isa, iq4_nl)                        \
+    GQ_DECLARE_KERNELS(isa, iq4_xs)  GQ_DECLARE_KERNELS(isa, tq1_0)                         \
+    GQ_DECLARE_KERNELS(isa, tq2_0)   GQ_DECLARE_KERNELS(isa, mxfp4)                         \
+    GQ_DECLARE_KERNELS(isa, nvfp4)                                                          \
+    /* the legacy quantizers' imatrix paths (legacy_imatrix_<isa>.c), called by them */     \
+    int gq_##isa##_quantize_q4_0_imatrix(const float *, void *, int64_t, int64_t, const float *); \
+    int gq_##isa##_quantize_q4_1_imatrix(const float *, void *, int64_t, int64_t, const float *); \
+    int gq_##isa##_quantize_q5_0_imatrix(const float *, void *, int64_t, int64_t, const float *); \
+    int gq_##isa##_quantize_q5_1_imatrix(const float *, void *, int64_t, int64_t, const float *);
 
 #if defined(__x86_64__) || defined(__i386__)
-GQ_SIMD_FAMILIES(avx2)
-GQ_SIMD_FAMILIES(avx512)
+GQ_DECLARE_ISA(avx2)
+GQ_DECLARE_ISA(avx512)
+/* Fills fp4_avx2.c's scale tables; the prepare step of every table listing its kernels. */
+void gq_avx2_prepare_fp4(void);
+/* The IQ search tables of iq_quant_<isa>.c (the IQ quantizers run the scalar
+ * drivers with them); for tests: call them only where the ISA runs. */
+extern const gq_iq_search_ops gq_iq_search_avx2;
+extern const gq_iq_search_ops gq_iq_search_avx512;
 #elif defined(__aarch64__)
-GQ_SIMD_FAMILIES(neon)
+GQ_DECLARE_ISA(neon)
 #endif
 
-#undef GQ_SIMD_FAMILIES
+#undef GQ_DECLARE_ISA
+#undef GQ_DECLARE_KERNELS
 
 #endif

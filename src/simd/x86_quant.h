@@ -1,6 +1,7 @@
 /*
- * x86_quant.h — small AVX2 helpers shared by the x86 quantizers (the AVX2
- * and AVX-512 files both include it; everything here is AVX2-level).
+ * x86_quant.h — small AVX2-level helpers shared by the x86 kernels: the
+ * AVX2 and AVX-512 files both include them (the AVX-512 flags include
+ * AVX2's), so 256-bit code both use is written once, here.
  *
  * Each helper reproduces one scalar idiom of src/quants exactly:
  *  - gq_x86_absmax_skipnan: `if (amax < |x|) amax = |x|` (NaN never wins).
@@ -141,6 +142,45 @@ static inline __m256 gq_x86_inverse_or_zero(__m256 d)
 {
     const __m256 nz = _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_UQ);
     return _mm256_and_ps(_mm256_div_ps(_mm256_set1_ps(1.0f), d), nz);
+}
+
+/* qs byte j = b[j] | b[j + 16] << 4: all 8 bits of b[j], as the scalar's OR. */
+static inline __m128i gq_x86_nibble_pairs(__m256i b)
+{
+    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
+    return _mm_or_si128(_mm256_castsi256_si128(b), hi4);
+}
+
+/* qh bit j = bit 4 of level byte j (moved to bit 7 for movemask); qs byte
+ * j = low nibbles of levels j and j + 16. */
+static inline void gq_x86_store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
+{
+    const uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
+    memcpy(qh, &bits, sizeof bits);
+    _mm_storeu_si128((__m128i *)qs, gq_x86_nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
+}
+
+/* The F16 at p (any alignment) as F32. */
+static inline float gq_x86_half_at(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return _cvtsh_ss(h); /* exact, like gq_fp16_to_fp32 */
+}
+
+/* ggml's nearest_int(x) in every lane: (bits(x + 1.5*2^23) & 0x7fffff) - 0x400000. */
+static inline __m256i gq_x86_nearest_int8(__m256 x)
+{
+    const __m256i bits = _mm256_castps_si256(_mm256_add_ps(x, _mm256_set1_ps(12582912.0f)));
+    return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007FFFFF)),
+                            _mm256_set1_epi32(0x00400000));
+}
+
+static inline __m128i gq_x86_nearest_int4(__m128 x)
+{
+    const __m128i bits = _mm_castps_si128(_mm_add_ps(x, _mm_set1_ps(12582912.0f)));
+    return _mm_sub_epi32(_mm_and_si128(bits, _mm_set1_epi32(0x007FFFFF)),
+                         _mm_set1_epi32(0x00400000));
 }
 
 #endif

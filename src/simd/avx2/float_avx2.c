@@ -10,7 +10,7 @@
  * scalar conversions. F32 (a memcpy), BF16 (the compiler's vectorised shift
  * of the scalar kernel measured 20 % faster than vpmovzxwd + vpslld) and I64
  * (no AVX2 int64 -> float instruction) keep their scalar kernels. Large F16
- * outputs go out with streaming stores (see dequantize_f16).
+ * outputs go out with streaming stores (see gq_avx2_dequantize_f16).
  *
  * Quantizers: F32 -> F16 is vcvtps2ph with round-to-nearest-even, which is
  * gq_fp32_to_fp16 except for NaN (the instruction keeps the payload's top
@@ -42,7 +42,7 @@ static inline __m256 f16x8_at(const uint8_t *p)
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
 }
 
-static void dequantize_f16(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_f16(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -73,7 +73,7 @@ static void dequantize_f16(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_f64(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_f64(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -89,7 +89,7 @@ static void dequantize_f64(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_i8(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_i8(const void *src, float *dst, int64_t n)
 {
     const int8_t *p = src;
     int64_t i = 0;
@@ -103,7 +103,7 @@ static void dequantize_i8(const void *src, float *dst, int64_t n)
         dst[i] = (float)p[i];
 }
 
-static void dequantize_i16(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_i16(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -120,7 +120,7 @@ static void dequantize_i16(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_i32(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_i32(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -154,7 +154,7 @@ static inline __m128i f32x8_to_f16(__m256 x)
     return _mm_min_epi16(_mm_min_epu16(h, _mm_set1_epi16((short)0xFE00)), _mm_set1_epi16(0x7E00));
 }
 
-static int quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_avx2_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix)
 {
     (void)imatrix;
@@ -192,7 +192,7 @@ static inline __m256i f32x8_to_bf16_lanes(__m256i x)
     return _mm256_blendv_epi8(rounded, quiet, nan);
 }
 
-static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_avx2_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                          const float *imatrix)
 {
     (void)imatrix;
@@ -214,15 +214,4 @@ static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_p
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_F16].dequantize  = dequantize_f16;
-    t[GGUFQ_TYPE_F64].dequantize  = dequantize_f64;
-    t[GGUFQ_TYPE_I8].dequantize   = dequantize_i8;
-    t[GGUFQ_TYPE_I16].dequantize  = dequantize_i16;
-    t[GGUFQ_TYPE_I32].dequantize  = dequantize_i32;
-    t[GGUFQ_TYPE_F16].quantize    = quantize_f16;
-    t[GGUFQ_TYPE_BF16].quantize   = quantize_bf16;
 }

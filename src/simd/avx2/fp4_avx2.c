@@ -6,7 +6,8 @@
  * gq_kvalues_fp4 with pshufb; the int8 values are widened to 32-bit lanes,
  * converted to float (exact) and multiplied by the scale: the scalar's
  * (float)kvalue * d. The 8-bit scales are decoded through 256-entry tables
- * filled, when the kernels are installed, by the scalar conversions of fp8.h
+ * filled by gq_avx2_prepare_fp4 (dispatch calls it before any kernel of a
+ * table that lists these runs) with the scalar conversions of fp8.h
  * themselves, so they are the same floats by construction.
  * Quantizers: 8 weights per vector; the nearest-code scan runs over the 8
  * non-negative codebook entries on |x| (see nearest_codes for why that is
@@ -17,18 +18,27 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "common/blocks.h"
 #include "quants/fp8.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
 #define MXFP4_BLOCK 32
-#define MXFP4_BYTES 17
+#define MXFP4_BYTES ((int)sizeof(blk_mxfp4))
 #define NVFP4_BLOCK 64
-#define NVFP4_BYTES 36
+#define NVFP4_BYTES ((int)sizeof(blk_nvfp4))
 
 static float e8m0_half[256];   /* gq_e8m0_to_fp32_half(e) */
 static float ue4m3_half[256];  /* gq_ue4m3_to_fp32(x) */
+
+void gq_avx2_prepare_fp4(void)
+{
+    for (int i = 0; i < 256; i++) {
+        e8m0_half[i] = gq_e8m0_to_fp32_half((uint8_t)i);
+        ue4m3_half[i] = gq_ue4m3_to_fp32((uint8_t)i);
+    }
+}
 
 /* The 16 int8 values of vals, as two vectors of 8 floats each multiplied by d. */
 static inline void store_times(float *dst, __m128i vals, __m256 d)
@@ -39,7 +49,7 @@ static inline void store_times(float *dst, __m128i vals, __m256 d)
     _mm256_storeu_ps(dst + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(b), d));
 }
 
-static void dequantize_mxfp4(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_mxfp4(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m128i kv = _mm_loadu_si128((const __m128i *)gq_kvalues_fp4);
@@ -54,7 +64,7 @@ static void dequantize_mxfp4(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_nvfp4(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_nvfp4(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m128i kv = _mm_loadu_si128((const __m128i *)gq_kvalues_fp4);
@@ -132,7 +142,7 @@ static inline uint8_t mxfp4_exponent(float amax)
     return (uint8_t)(uint32_t)(int32_t)e;
 }
 
-static int quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     const int64_t nb = nrows * n_per_row / MXFP4_BLOCK;
@@ -152,7 +162,7 @@ static int quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_
     return GGUFQ_OK;
 }
 
-static int quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     const int64_t nb = nrows * n_per_row / NVFP4_BLOCK;
@@ -172,16 +182,4 @@ static int quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_
         }
     }
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_fp4(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    for (int i = 0; i < 256; i++) {
-        e8m0_half[i] = gq_e8m0_to_fp32_half((uint8_t)i);
-        ue4m3_half[i] = gq_ue4m3_to_fp32((uint8_t)i);
-    }
-    t[GGUFQ_TYPE_MXFP4].dequantize = dequantize_mxfp4;
-    t[GGUFQ_TYPE_NVFP4].dequantize = dequantize_nvfp4;
-    t[GGUFQ_TYPE_MXFP4].quantize = quantize_mxfp4;
-    t[GGUFQ_TYPE_NVFP4].quantize = quantize_nvfp4;
 }

@@ -15,13 +15,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K        256
-#define IQ1_S_BYTES 50
-#define IQ1_M_BYTES 56
+#define IQ1_S_BYTES ((int)sizeof(blk_iq1_s))
+#define IQ1_M_BYTES ((int)sizeof(blk_iq1_m))
 
 /* float(2*s + 1) for the 3-bit group scale s. */
 static const float odd_factor[8] = { 1, 3, 5, 7, 9, 11, 13, 15 };
@@ -34,20 +34,6 @@ static const float delta_m[2] = { GQ_IQ1M_DELTA, -GQ_IQ1M_DELTA };
 /* 4 x u16: bits 8..10 of each lane, the high index bits. */
 #define HIGH_BITS_16 UINT64_C(0x0700070007000700)
 
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* 8 weights of grid point `index`: dl * (g + delta). */
 static inline void decode_point(float *y, unsigned index, __m256 dl, __m256 delta)
 {
@@ -56,19 +42,19 @@ static inline void decode_point(float *y, unsigned index, __m256 dl, __m256 delt
     _mm256_storeu_ps(y, _mm256_mul_ps(dl, _mm256_add_ps(g, delta)));
 }
 
-static void dequant_iq1_s(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
-        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *qh = blk + 2 + QK_K / 8;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 4, dst += 32) {
-            const unsigned h = load_u16(qh + 2 * ib);
+            const unsigned h = gq_load_u16(qh + 2 * ib);
             const __m256 dl = _mm256_mul_ps(d, _mm256_broadcast_ss(&odd_factor[(h >> 12) & 7]));
             const __m256 delta = _mm256_broadcast_ss(&delta_s[h >> 15]);
             /* four 11-bit indices as u16 lanes: qs byte | 3 bits of h << 8 */
-            const uint64_t idx = _pdep_u64(load_u32(qs), LOW_BYTES_16) | _pdep_u64(h, HIGH_BITS_16);
+            const uint64_t idx = _pdep_u64(gq_load_u32(qs), LOW_BYTES_16) | _pdep_u64(h, HIGH_BITS_16);
             decode_point(dst + 0, (unsigned)(idx & 0xFFFF), dl, delta);
             decode_point(dst + 8, (unsigned)(idx >> 16) & 0xFFFF, dl, delta);
             decode_point(dst + 16, (unsigned)(idx >> 32) & 0xFFFF, dl, delta);
@@ -102,7 +88,7 @@ static inline uint32_t iq1m_block_tables(const uint8_t *blk, float d, uint16_t i
     const __m256 vd = _mm256_set1_ps(d);
     for (int w = 0; w < 2; ++w) {
         const __m256i s = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32((int)load_u32(blk + 48 + 4 * w)), shifts), _mm256_set1_epi32(7));
+            _mm256_srlv_epi32(_mm256_set1_epi32((int)gq_load_u32(blk + 48 + 4 * w)), shifts), _mm256_set1_epi32(7));
         const __m256i odd = _mm256_add_epi32(_mm256_add_epi32(s, s), _mm256_set1_epi32(1));
         _mm256_storeu_ps(dl + 8 * w, _mm256_mul_ps(vd, _mm256_cvtepi32_ps(odd)));
     }
@@ -110,13 +96,13 @@ static inline uint32_t iq1m_block_tables(const uint8_t *blk, float d, uint16_t i
            (uint32_t)_mm_movemask_epi8(_mm_slli_epi16(nib1, 4)) << 16;
 }
 
-static void dequant_iq1_m(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq1_m(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     uint16_t idx[32];
     float dl[16];
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_M_BYTES) {
-        const uint64_t sc = load_u32(blk + 48) | (uint64_t)load_u32(blk + 52) << 32;
+        const uint64_t sc = gq_load_u32(blk + 48) | (uint64_t)gq_load_u32(blk + 52) << 32;
         /* the f16 super-block scale lives in the top nibble of each u16 */
         const uint16_t dbits = (uint16_t)_pext_u64(sc, UINT64_C(0xF000F000F000F000));
         uint32_t neg = iq1m_block_tables(blk, gq_fp16_to_fp32(dbits), idx, dl);
@@ -126,10 +112,4 @@ static void dequant_iq1_m(const void *src, float *dst, int64_t n)
             decode_point(dst + 8, idx[k + 1], s, _mm256_broadcast_ss(&delta_m[(neg >> 1) & 1]));
         }
     }
-}
-
-void gq_avx2_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ1_S].dequantize = dequant_iq1_s;
-    t[GGUFQ_TYPE_IQ1_M].dequantize = dequant_iq1_m;
 }

@@ -32,7 +32,7 @@
 #include "quants/iqsearch.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
-#include "simd/avx2/iq_lanes_avx2.h"
+#include "simd/avx2/iq_util_avx2.h"
 
 /* ------------------------------------------------------------------------- */
 /* IQ1 split searches and sort                                               */

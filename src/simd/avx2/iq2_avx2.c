@@ -16,34 +16,20 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K          256
-#define IQ2_XXS_BYTES 66
-#define IQ2_XS_BYTES  74
-#define IQ2_S_BYTES   82
+#define IQ2_XXS_BYTES ((int)sizeof(blk_iq2_xxs))
+#define IQ2_XS_BYTES  ((int)sizeof(blk_iq2_xs))
+#define IQ2_S_BYTES   ((int)sizeof(blk_iq2_s))
 
 /* float(0.5f + ls) for the 4-bit scale ls. */
 static const float half_plus[16] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f,
                                      8.5f, 9.5f, 10.5f, 11.5f, 12.5f, 13.5f, 14.5f, 15.5f };
 
 #define SIGN_BYTES UINT64_C(0x8080808080808080)
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* db = d * (0.5f + ls) * 0.25f, broadcast. */
 static inline __m256 group_scale(__m256 d, unsigned ls)
@@ -67,14 +53,14 @@ static inline __m128i parity_signs(unsigned index)
     return _mm_loadl_epi64((const __m128i *)(gq_ksigns64 + index));
 }
 
-static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XXS_BYTES) {
-        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *q = blk + 2;
         for (int ib = 0; ib < QK_K / 32; ++ib, q += 8, dst += 32) {
-            const uint32_t aux = load_u32(q + 4);
+            const uint32_t aux = gq_load_u32(q + 4);
             const __m256 db = group_scale(d, aux >> 28);
             for (int l = 0; l < 4; ++l)
                 decode_signed(dst + 8 * l, db, gq_iq2xxs_grid + q[l], parity_signs((aux >> 7 * l) & 127));
@@ -82,17 +68,17 @@ static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XS_BYTES) {
-        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *scales = blk + 2 + QK_K / 4;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 8, dst += 32) {
             const __m256 db1 = group_scale(d, scales[ib] & 0xf);
             const __m256 db2 = group_scale(d, scales[ib] >> 4);
-            const uint64_t q4 = load_u32(qs) | (uint64_t)load_u32(qs + 4) << 32;
+            const uint64_t q4 = gq_load_u32(qs) | (uint64_t)gq_load_u32(qs + 4) << 32;
             for (int l = 0; l < 4; ++l) {
                 const unsigned q = (unsigned)(q4 >> 16 * l) & 0xFFFF;
                 decode_signed(dst + 8 * l, l < 2 ? db1 : db2, gq_iq2xs_grid + (q & 511),
@@ -102,11 +88,11 @@ static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_s(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_S_BYTES) {
-        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *signs = qs + QK_K / 8;
         const uint8_t *qh = blk + 2 + QK_K / 4;
@@ -123,11 +109,4 @@ static void dequant_iq2_s(const void *src, float *dst, int64_t n)
             }
         }
     }
-}
-
-void gq_avx2_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].dequantize = dequant_iq2_xxs;
-    t[GGUFQ_TYPE_IQ2_XS].dequantize = dequant_iq2_xs;
-    t[GGUFQ_TYPE_IQ2_S].dequantize = dequant_iq2_s;
 }

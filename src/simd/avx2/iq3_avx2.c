@@ -16,13 +16,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K         256
-#define IQ3XXS_BYTES 98
-#define IQ3S_BYTES   110
+#define IQ3XXS_BYTES ((int)sizeof(blk_iq3_xxs))
+#define IQ3S_BYTES   ((int)sizeof(blk_iq3_s))
 
 /* float(0.5f + ls) for the 4-bit scale ls of IQ3_XXS. */
 static const float half_plus[16] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f,
@@ -31,20 +31,6 @@ static const float half_plus[16] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7
 static const float odd_factor[16] = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31 };
 
 #define SIGN_BYTES UINT64_C(0x8080808080808080)
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* 8 weights from grid entries g1 (weights 0-3) and g2 (4-7): db * magnitudes,
  * then the float sign bit flipped in each lane whose sign byte has its top
@@ -58,16 +44,16 @@ static inline void decode_pair(float *y, __m256 db, const uint32_t *g1, const ui
     _mm256_storeu_ps(y, _mm256_xor_ps(p, _mm256_castsi256_ps(sign)));
 }
 
-static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m256 half = _mm256_set1_ps(0.5f);
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ3XXS_BYTES) {
-        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *scales_and_signs = blk + 2 + QK_K / 4;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 8, dst += 32) {
-            const uint32_t aux = load_u32(scales_and_signs + 4 * ib);
+            const uint32_t aux = gq_load_u32(scales_and_signs + 4 * ib);
             /* db = d * (0.5f + ls) * 0.5f */
             const __m256 db = _mm256_mul_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(&half_plus[aux >> 28])), half);
             for (int l = 0; l < 4; ++l) {
@@ -78,11 +64,11 @@ static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq3_s(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ3S_BYTES) {
-        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m256 d = _mm256_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *qh = qs + QK_K / 4;
         const uint8_t *signs = qh + QK_K / 32;
@@ -101,10 +87,4 @@ static void dequant_iq3_s(const void *src, float *dst, int64_t n)
             }
         }
     }
-}
-
-void gq_avx2_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ3_XXS].dequantize = dequant_iq3_xxs;
-    t[GGUFQ_TYPE_IQ3_S].dequantize = dequant_iq3_s;
 }

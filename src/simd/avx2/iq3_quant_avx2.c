@@ -28,7 +28,7 @@
 #include "quants/iqsearch.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
-#include "simd/avx2/iq_lanes_avx2.h"
+#include "simd/avx2/iq_util_avx2.h"
 
 /* ------------------------------------------------------------------------- */
 /* 4-dimensional grids (IQ3)                                                 */
@@ -40,7 +40,7 @@ int gq_iq3_round4_avx2(const gq_iq3_search *t, const float *xval, const float *w
     const __m128 x = _mm_loadu_ps(xval);
     const __m128 v = _mm_mul_ps(_mm_set1_ps(0.5f),
                                 _mm_sub_ps(_mm_mul_ps(_mm_set1_ps(id), x), _mm_set1_ps(1.0f)));
-    __m128i l = nearest_int4(v);
+    __m128i l = gq_x86_nearest_int4(v);
     l = _mm_max_epi32(_mm_setzero_si128(), _mm_min_epi32(_mm_set1_epi32(7), l));
     const uint32_t packed = (uint32_t)_mm_cvtsi128_si32(
         _mm_shuffle_epi8(l, _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)));
@@ -137,7 +137,7 @@ static void iq3_round_trials(const gq_iq3_search *t, const __m256 *xt, int ntria
         __m256i key = zero, word = zero;
         for (int i = 0; i < 4; ++i) {
             const __m256 v = _mm256_mul_ps(half, _mm256_sub_ps(_mm256_mul_ps(id, xt[i]), one));
-            const __m256i l = _mm256_max_epi32(zero, _mm256_min_epi32(seven, nearest_int8(v)));
+            const __m256i l = _mm256_max_epi32(zero, _mm256_min_epi32(seven, gq_x86_nearest_int8(v)));
             key = _mm256_or_si256(key, _mm256_slli_epi32(l, 3 * i));
             word = _mm256_or_si256(word, _mm256_slli_epi32(l, 8 * i));
         }

@@ -24,24 +24,8 @@
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
-#define QK_K        256
-#define QK4_NL      32
-#define IQ4NL_BYTES 18
-#define IQ4XS_BYTES 136
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+#define IQ4NL_BYTES ((int)sizeof(blk_iq4_nl))
+#define IQ4XS_BYTES ((int)sizeof(blk_iq4_xs))
 
 /* 32 weights of one group: 16 bytes of nibbles, scale dl broadcast. */
 static inline void decode_group(float *y, __m256 dl, const uint8_t *qs, __m128i codebook)
@@ -60,18 +44,18 @@ static inline void decode_group(float *y, __m256 dl, const uint8_t *qs, __m128i 
     _mm256_storeu_ps(y + 24, _mm256_mul_ps(dl, v3));
 }
 
-static void dequant_iq4_nl(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq4_nl(const void *src, float *dst, int64_t n)
 {
     const __m128i codebook = _mm_loadu_si128((const __m128i *)gq_kvalues_iq4nl);
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK4_NL; ++i, blk += IQ4NL_BYTES, dst += QK4_NL) {
         /* F16C conversion is exact and, like gq_fp16_to_fp32, quiets NaNs */
-        const __m256 dl = _mm256_cvtph_ps(_mm_set1_epi16((short)load_u16(blk)));
+        const __m256 dl = _mm256_cvtph_ps(_mm_set1_epi16((short)gq_load_u16(blk)));
         decode_group(dst, dl, blk + 2, codebook);
     }
 }
 
-static void dequant_iq4_xs(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_iq4_xs(const void *src, float *dst, int64_t n)
 {
     const __m128i codebook = _mm_loadu_si128((const __m128i *)gq_kvalues_iq4nl);
     /* lane ib: shift that brings its low nibble / its 2 high bits down */
@@ -79,12 +63,12 @@ static void dequant_iq4_xs(const void *src, float *dst, int64_t n)
     const __m256i hi_shift = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK_K; ++i, blk += IQ4XS_BYTES) {
-        const __m256 d = _mm256_cvtph_ps(_mm_set1_epi16((short)load_u16(blk)));
+        const __m256 d = _mm256_cvtph_ps(_mm_set1_epi16((short)gq_load_u16(blk)));
         /* ls = low nibble | high 2 bits << 4, all 8 groups at once */
         const __m256i lo = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32((int)load_u32(blk + 4)), lo_shift), _mm256_set1_epi32(0xF));
+            _mm256_srlv_epi32(_mm256_set1_epi32((int)gq_load_u32(blk + 4)), lo_shift), _mm256_set1_epi32(0xF));
         const __m256i hi = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32(load_u16(blk + 2)), hi_shift), _mm256_set1_epi32(3));
+            _mm256_srlv_epi32(_mm256_set1_epi32(gq_load_u16(blk + 2)), hi_shift), _mm256_set1_epi32(3));
         const __m256i ls = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 4));
         /* scalar: d * (ls - 32), integer subtract then int -> float (exact) */
         float dl[8];
@@ -220,7 +204,7 @@ static inline void encode_group(const float *xb, float id, uint8_t *qs, const co
     _mm_storeu_si128((__m128i *)qs, gq_x86_nibbles16(c[0], c[1], c[2], c[3]));
 }
 
-static int quantize_iq4_nl(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_iq4_nl(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const codebook16 t = codebook_f32();
     uint8_t *out = dst;
@@ -268,7 +252,7 @@ static void quantize_block_iq4_xs(const float *x, const float *qw, uint8_t *out,
     memcpy(out + 2, &scales_h, sizeof scales_h);
 }
 
-static int quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     const codebook16 t = codebook_f32();
     uint8_t *out = dst;
@@ -276,12 +260,4 @@ static int quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n
         for (int64_t ibl = 0; ibl < n_per_row / QK_K; ++ibl, out += IQ4XS_BYTES)
             quantize_block_iq4_xs(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : NULL, out, &t);
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_iq4(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ4_NL].dequantize = dequant_iq4_nl;
-    t[GGUFQ_TYPE_IQ4_XS].dequantize = dequant_iq4_xs;
-    t[GGUFQ_TYPE_IQ4_NL].quantize = quantize_iq4_nl;
-    t[GGUFQ_TYPE_IQ4_XS].quantize = quantize_iq4_xs;
 }

@@ -13,36 +13,32 @@
  * nothing outside the n / 256 blocks is read or written.
  */
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
-#define QK_K 256
-
-/* Byte offsets of the fields in each block (layouts as in kquants.c). */
+/* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
-    Q2K_BYTES = 84,  Q2K_SCALES = 0,  Q2K_QS = 16,  Q2K_D = 80,  Q2K_DMIN = 82,
-    Q3K_BYTES = 110, Q3K_HMASK = 0,   Q3K_QS = 32,  Q3K_SCALES = 96, Q3K_D = 108,
-    Q4K_BYTES = 144, Q4K_D = 0, Q4K_DMIN = 2, Q4K_SCALES = 4, Q4K_QS = 16,
-    Q5K_BYTES = 176, Q5K_D = 0, Q5K_DMIN = 2, Q5K_SCALES = 4, Q5K_QH = 16, Q5K_QS = 48,
-    Q6K_BYTES = 210, Q6K_QL = 0, Q6K_QH = 128, Q6K_SCALES = 192, Q6K_D = 208,
-    Q8K_BYTES = 292, Q8K_D = 0, Q8K_QS = 4,
+    Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales),
+    Q2K_QS = offsetof(blk_q2_K, qs), Q2K_D = offsetof(blk_q2_K, d),
+    Q2K_DMIN = offsetof(blk_q2_K, dmin),
+    Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask),
+    Q3K_QS = offsetof(blk_q3_K, qs), Q3K_SCALES = offsetof(blk_q3_K, scales),
+    Q3K_D = offsetof(blk_q3_K, d),
+    Q4K_BYTES = sizeof(blk_q4_K), Q4K_D = offsetof(blk_q4_K, d),
+    Q4K_DMIN = offsetof(blk_q4_K, dmin), Q4K_SCALES = offsetof(blk_q4_K, scales),
+    Q4K_QS = offsetof(blk_q4_K, qs),
+    Q5K_BYTES = sizeof(blk_q5_K), Q5K_D = offsetof(blk_q5_K, d),
+    Q5K_DMIN = offsetof(blk_q5_K, dmin), Q5K_SCALES = offsetof(blk_q5_K, scales),
+    Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
+    Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
+    Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
+    Q8K_BYTES = sizeof(blk_q8_K), Q8K_D = offsetof(blk_q8_K, d), Q8K_QS = offsetof(blk_q8_K, qs),
 };
-
-static inline float half_at(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _cvtsh_ss(h); /* exact, like gq_fp16_to_fp32 */
-}
-
-static inline uint32_t u32_at(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* Eight bytes widened to eight int32 lanes. */
 static inline __m256i widen8(const uint8_t *p)
@@ -63,31 +59,15 @@ static inline __m256 affine(__m256i q, __m256 f, __m256 m)
     return _mm256_sub_ps(_mm256_mul_ps(f, _mm256_cvtepi32_ps(q)), m);
 }
 
-/*
- * Q4_K / Q5_K: the 12 scale bytes hold 8 six-bit scales and 8 six-bit mins.
- * Sub-blocks 0-3 sit in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins);
- * 4-7 take their low nibbles from bytes 8-11 and their top 2 bits from the
- * top of bytes 0-3 / 4-7. Done on whole 32-bit words, one byte per sub-block.
- */
-static inline void unpack_k4_scales(const uint8_t *s, uint64_t *sc, uint64_t *mn)
-{
-    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
-    const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, mn_lo = w1 & 0x3F3F3F3Fu;
-    const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 2) & 0x30303030u);
-    const uint32_t mn_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 2) & 0x30303030u);
-    *sc = sc_lo | ((uint64_t)sc_hi << 32);
-    *mn = mn_lo | ((uint64_t)mn_hi << 32);
-}
-
 /* ------------------------------------------------------------------ Q2_K */
 
-static void dequantize_q2_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q2_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i three = _mm256_set1_epi32(3);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q2K_BYTES, dst += QK_K) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q2K_D));
-        const __m256 mn = _mm256_set1_ps(half_at(b + Q2K_DMIN));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q2K_D));
+        const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q2K_DMIN));
         /* dl = d * (sc & 15), ml = min * (sc >> 4) for the 16 sub-blocks */
         float dl[16] __attribute__((aligned(32))), ml[16] __attribute__((aligned(32)));
         for (int k = 0; k < 16; k += 8) {
@@ -124,7 +104,7 @@ static void dequantize_q2_K_avx2(const void *src, float *dst, int64_t n)
  */
 static inline void unpack_q3_K_scales(const uint8_t *s, uint64_t *lo8, uint64_t *hi8)
 {
-    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
+    const uint32_t w0 = gq_load_u32(s), w1 = gq_load_u32(s + 4), w2 = gq_load_u32(s + 8);
     const uint32_t s0 = (w0 & 0x0F0F0F0Fu) | ((w2 << 4) & 0x30303030u);
     const uint32_t s1 = (w1 & 0x0F0F0F0Fu) | ((w2 << 2) & 0x30303030u);
     const uint32_t s2 = ((w0 >> 4) & 0x0F0F0F0Fu) | (w2 & 0x30303030u);
@@ -133,12 +113,12 @@ static inline void unpack_q3_K_scales(const uint8_t *s, uint64_t *lo8, uint64_t 
     *hi8 = s2 | ((uint64_t)s3 << 32);
 }
 
-static void dequantize_q3_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q3K_BYTES, dst += QK_K) {
-        const __m256 d_all = _mm256_set1_ps(half_at(b + Q3K_D));
+        const __m256 d_all = _mm256_set1_ps(gq_x86_half_at(b + Q3K_D));
         uint64_t s8[2];
         unpack_q3_K_scales(b + Q3K_SCALES, &s8[0], &s8[1]);
         float dl[16] __attribute__((aligned(32)));
@@ -173,15 +153,15 @@ static void dequantize_q3_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q4_K */
 
-static void dequantize_q4_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q4_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q4K_BYTES) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q4K_D));
-        const __m256 mn = _mm256_set1_ps(half_at(b + Q4K_DMIN));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q4K_D));
+        const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q4K_DMIN));
         uint64_t sc, m;
-        unpack_k4_scales(b + Q4K_SCALES, &sc, &m);
+        gq_unpack_scale_min_k4_x8(b + Q4K_SCALES, &sc, &m);
         float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
         _mm256_store_ps(dl, scale8(sc, d));
         _mm256_store_ps(ml, scale8(m, mn));
@@ -201,15 +181,15 @@ static void dequantize_q4_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q5_K */
 
-static void dequantize_q5_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q5_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15), bit4 = _mm256_set1_epi32(16);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q5K_BYTES) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q5K_D));
-        const __m256 mn = _mm256_set1_ps(half_at(b + Q5K_DMIN));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q5K_D));
+        const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q5K_DMIN));
         uint64_t sc, m;
-        unpack_k4_scales(b + Q5K_SCALES, &sc, &m);
+        gq_unpack_scale_min_k4_x8(b + Q5K_SCALES, &sc, &m);
         float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
         _mm256_store_ps(dl, scale8(sc, d));
         _mm256_store_ps(ml, scale8(m, mn));
@@ -237,13 +217,13 @@ static void dequantize_q5_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q6_K */
 
-static void dequantize_q6_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q6_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i low4 = _mm256_set1_epi32(15), top2 = _mm256_set1_epi32(0x30);
     const __m256i off = _mm256_set1_epi32(32);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q6K_BYTES) {
-        const __m256 d = _mm256_set1_ps(half_at(b + Q6K_D));
+        const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q6K_D));
         /* d * sc for the 16 int8 scales (the scalar's first rounding) */
         float ds[16] __attribute__((aligned(32)));
         for (int k = 0; k < 16; k += 8) {
@@ -279,7 +259,7 @@ static void dequantize_q6_K_avx2(const void *src, float *dst, int64_t n)
 
 /* ------------------------------------------------------------------ Q8_K */
 
-static void dequantize_q8_K_avx2(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q8_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     for (int64_t i = 0; i < n / QK_K; i++, b += Q8K_BYTES, dst += QK_K) {
@@ -294,14 +274,4 @@ static void dequantize_q8_K_avx2(const void *src, float *dst, int64_t n)
                 _mm256_storeu_ps(dst + j + u, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
             }
     }
-}
-
-void gq_avx2_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q2_K].dequantize = dequantize_q2_K_avx2;
-    t[GGUFQ_TYPE_Q3_K].dequantize = dequantize_q3_K_avx2;
-    t[GGUFQ_TYPE_Q4_K].dequantize = dequantize_q4_K_avx2;
-    t[GGUFQ_TYPE_Q5_K].dequantize = dequantize_q5_K_avx2;
-    t[GGUFQ_TYPE_Q6_K].dequantize = dequantize_q6_K_avx2;
-    t[GGUFQ_TYPE_Q8_K].dequantize = dequantize_q8_K_avx2;
 }

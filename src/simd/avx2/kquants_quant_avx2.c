@@ -12,9 +12,9 @@
  * requantization (x + m) / d and packing follow per sub-block.
  *
  * This file only puts the pieces together: the ISA layer (vf/vi/vm helpers,
- * LANES, gather_lanes) is avx2/lanes_avx2.h, the searches are in
- * src/simd/search_lanes.h and the quantizers in src/simd/kquants_quant_lanes.h,
- * both shared word for word with the AVX-512 and NEON twins.
+ * LANES, gather_lanes) is avx2/vec_avx2.h, the searches are in
+ * src/simd/portable/search-inl.h and the quantizers in
+ * src/simd/portable/kquants_quant-inl.h, both shared word for word with the AVX-512 and NEON twins.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -25,8 +25,7 @@
 #include "quants/common.h"
 #include "quants/qhelpers.h"
 #include "simd/simd.h"
-#include "simd/avx2/lanes_avx2.h"
-#include "simd/search_lanes.h"
+#include "simd/avx2/vec_avx2.h"
+#include "simd/portable/search-inl.h"
 
-#define GQ_KQ_FILL gq_avx2_fill_kquants_quant
-#include "simd/kquants_quant_lanes.h"
+#include "simd/portable/kquants_quant-inl.h"

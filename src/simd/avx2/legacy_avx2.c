@@ -22,11 +22,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "simd/legacy_imatrix.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
-#define QK 32
+#define QK QK_LEGACY
 
 static inline __m256 fp16_scale(const uint8_t *p)
 {
@@ -94,7 +93,7 @@ static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, co
     }
 }
 
-static void dequantize_q4_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q4_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 18, dst += QK) {
@@ -104,7 +103,7 @@ static void dequantize_q4_0(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q4_1(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
@@ -114,7 +113,7 @@ static void dequantize_q4_1(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q5_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 22, dst += QK) {
@@ -124,7 +123,7 @@ static void dequantize_q5_0(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q5_1(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
@@ -147,12 +146,12 @@ static inline void q8_blocks(const uint8_t *blk, float *dst, int64_t nblocks, in
     }
 }
 
-static void dequantize_q8_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q8_0(const void *src, float *dst, int64_t n)
 {
     q8_blocks(src, dst, n / QK, 34);
 }
 
-static void dequantize_q8_1(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q8_1(const void *src, float *dst, int64_t n)
 {
     q8_blocks(src, dst, n / QK, 36);
 }
@@ -188,13 +187,6 @@ static inline __m256i low_bytes32(const __m256i c[4])
     const __m256i ff = _mm256_set1_epi32(0xFF);
     return gq_x86_pack32_u8(_mm256_and_si256(c[0], ff), _mm256_and_si256(c[1], ff),
                             _mm256_and_si256(c[2], ff), _mm256_and_si256(c[3], ff));
-}
-
-/* qs byte j = b[j] | b[j + 16] << 4: all 8 bits of b[j], as the scalar's OR. */
-static inline __m128i nibble_pairs(__m256i b)
-{
-    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
-    return _mm_or_si128(_mm256_castsi256_si128(b), hi4);
 }
 
 /* Codes min(top, (int8)(x * id + bias)) of one block, as 32 bytes (signed byte min). */
@@ -269,15 +261,6 @@ static inline __m256i affine_levels(const __m256 v[4], float min, float id)
     return low_bytes32(c);
 }
 
-/* qh bit j = bit 4 of level byte j (moved to bit 7 for movemask); qs byte
- * j = low nibbles of levels j and j + 16. */
-static inline void store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
-{
-    const uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
-    memcpy(qh, &bits, sizeof bits);
-    _mm_storeu_si128((__m128i *)qs, nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
-}
-
 /* Q4_0 (levels 8, codes 0..15, nibbles) or Q5_0 (levels 16, codes 0..31,
  * bit 4 in qh) without imatrix; inlined once per type with five_bit fixed. */
 static inline void quantize_symmetric(const float *src, uint8_t *y, int64_t nb, bool five_bit)
@@ -295,9 +278,9 @@ static inline void quantize_symmetric(const float *src, uint8_t *y, int64_t nb, 
             memcpy(y, &h[i], 2);
             const __m256i c = symmetric_codes(v, ids[i], levels + 0.5f, five_bit ? 31 : 15);
             if (five_bit)
-                store_5bit(c, y + 2, y + 6);
+                gq_x86_store_5bit(c, y + 2, y + 6);
             else
-                _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(c));
+                _mm_storeu_si128((__m128i *)(y + 2), gq_x86_nibble_pairs(c));
         }
     }
 }
@@ -325,15 +308,15 @@ static inline void quantize_affine(const float *src, uint8_t *y, int64_t nb, boo
             memcpy(y + 2, &hm[i], 2);
             const __m256i c = affine_levels(v, mins[i], ids[i]);
             if (five_bit)
-                store_5bit(c, y + 4, y + 8);
+                gq_x86_store_5bit(c, y + 4, y + 8);
             else   /* (int8) then MIN(15, .): a signed byte min */
-                _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
+                _mm_storeu_si128((__m128i *)(y + 4), gq_x86_nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
         }
     }
 }
 
 #define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
-    static int quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,         \
+    int gq_avx2_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,        \
                             const float *imatrix)                                                  \
     {                                                                                              \
         if (imatrix)                                                                               \
@@ -426,32 +409,16 @@ static void quantize_q8_blocks(const float *src, uint8_t *y, int64_t nb, bool wi
     }
 }
 
-static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix; /* as the scalar: Q8_0 has no imatrix path */
     quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), false);
     return GGUFQ_OK;
 }
 
-static int quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), true);
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q4_0].dequantize = dequantize_q4_0;
-    t[GGUFQ_TYPE_Q4_1].dequantize = dequantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].dequantize = dequantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].dequantize = dequantize_q5_1;
-    t[GGUFQ_TYPE_Q8_0].dequantize = dequantize_q8_0;
-    t[GGUFQ_TYPE_Q8_1].dequantize = dequantize_q8_1;
-    t[GGUFQ_TYPE_Q4_0].quantize = quantize_q4_0;
-    t[GGUFQ_TYPE_Q4_1].quantize = quantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1;
-    t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0;
-    t[GGUFQ_TYPE_Q8_1].quantize = quantize_q8_1;
 }

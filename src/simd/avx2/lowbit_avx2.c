@@ -7,37 +7,31 @@
  * values the scalar picks from). Q2_0: a per-lane right shift brings each
  * 2-bit code to the low bits and vpermps (index bits 0..2) reads a table of
  * (code - 1) * d repeated twice, computed once per block like the scalar.
- * Quantizers: see quantize_q1_0 (8 blocks side by side for the ordered sum)
- * and quantize_q2_0 (one block of 8 vectors at a time).
+ * Quantizers: see gq_avx2_quantize_q1_0 (8 blocks side by side for the ordered sum)
+ * and gq_avx2_quantize_q2_0 (one block of 8 vectors at a time).
  */
 #include <immintrin.h>
 #include <sleef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
 #define Q1_0_BLOCK 128
-#define Q1_0_BYTES 18
+#define Q1_0_BYTES ((int)sizeof(blk_q1_0))
 #define Q2_0_BLOCK 64
-#define Q2_0_BYTES 18
+#define Q2_0_BYTES ((int)sizeof(blk_q2_0))
 
-static inline float fp16_scale(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _cvtsh_ss(h);
-}
-
-static void dequantize_q1_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q1_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     /* group g of 8 lanes: bit 8g + j goes to bit 31 */
     const __m256i shift0 = _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24);
     const __m256i eight = _mm256_set1_epi32(8);
     for (int64_t b = 0; b < n / Q1_0_BLOCK; b++, blk += Q1_0_BYTES) {
-        const float ds = fp16_scale(blk);
+        const float ds = gq_x86_half_at(blk);
         const __m256 d = _mm256_set1_ps(ds), neg_d = _mm256_set1_ps(-ds);
         for (int w = 0; w < 4; w++) {
             uint32_t word;
@@ -52,14 +46,14 @@ static void dequantize_q1_0(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q2_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_q2_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m256i shift_lo = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     const __m256i shift_hi = _mm256_setr_epi32(16, 18, 20, 22, 24, 26, 28, 30);
     const __m256 codes = _mm256_setr_ps(-1, 0, 1, 2, -1, 0, 1, 2);
     for (int64_t b = 0; b < n / Q2_0_BLOCK; b++, blk += Q2_0_BYTES) {
-        const __m256 table = _mm256_mul_ps(codes, _mm256_set1_ps(fp16_scale(blk)));
+        const __m256 table = _mm256_mul_ps(codes, _mm256_set1_ps(gq_x86_half_at(blk)));
         for (int i = 0; i < 4; i++, dst += 16) {
             uint32_t w;
             memcpy(&w, blk + 2 + 4 * i, sizeof w);
@@ -101,7 +95,7 @@ static inline void transpose8(__m256 r[8])
  * (false for NaN, as in the scalar) and vmovmskps. Fewer than 8 blocks left:
  * the scalar kernel.
  */
-static int quantize_q1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_q1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     const int64_t nb = nrows * n_per_row / Q1_0_BLOCK;
@@ -148,7 +142,7 @@ static inline __m256i or4_lanes(__m256i s0, __m256i s1, __m256i s2, __m256i s3)
  * NaN and out-of-range values like the scalar's cvttss2si; roundf is SLEEF's
  * (tests/test_sleef.c). Codes are shifted into place and added up per byte.
  */
-static int quantize_q2_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_q2_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     const int64_t nb = nrows * n_per_row / Q2_0_BLOCK;
@@ -174,12 +168,4 @@ static int quantize_q2_0(const float *src, void *dst, int64_t nrows, int64_t n_p
                                                               or4_lanes(s[4], s[5], s[6], s[7])));
     }
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_lowbit(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q1_0].dequantize = dequantize_q1_0;
-    t[GGUFQ_TYPE_Q2_0].dequantize = dequantize_q2_0;
-    t[GGUFQ_TYPE_Q1_0].quantize = quantize_q1_0;
-    t[GGUFQ_TYPE_Q2_0].quantize = quantize_q2_0;
 }

@@ -19,14 +19,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
 
 #define TQ_BLOCK     256
-#define TQ1_BYTES    54
+#define TQ1_BYTES    ((int)sizeof(blk_tq1_0))
 #define TQ1_QH_AT    48
 #define TQ1_D_AT     52
-#define TQ2_BYTES    66
+#define TQ2_BYTES    ((int)sizeof(blk_tq2_0))
 #define TQ2_D_AT     64
 
 static inline __m256 trit_table(const uint8_t *d_p, __m256 codes)
@@ -60,7 +61,7 @@ static inline void tq1_group(const uint8_t *qs, int count, __m256 table, float *
     }
 }
 
-static void dequantize_tq1_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_tq1_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m256 codes = _mm256_setr_ps(-1, 0, 1, 0, 0, 0, 0, 0);
@@ -81,7 +82,7 @@ static void dequantize_tq1_0(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_tq2_0(const void *src, float *dst, int64_t n)
+void gq_avx2_dequantize_tq2_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m256 codes = _mm256_setr_ps(-1, 0, 1, 2, -1, 0, 1, 2);
@@ -152,7 +153,7 @@ static inline __m256i trits5(const __m256i *c, int first, int step)
     return ceil_256_243(q);
 }
 
-static int quantize_tq1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_tq1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     const int64_t nb = nrows * n_per_row / TQ_BLOCK;
@@ -181,7 +182,7 @@ static int quantize_tq1_0(const float *src, void *dst, int64_t nrows, int64_t n_
     return GGUFQ_OK;
 }
 
-static int quantize_tq2_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx2_quantize_tq2_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     const int64_t nb = nrows * n_per_row / TQ_BLOCK;
@@ -206,12 +207,4 @@ static int quantize_tq2_0(const float *src, void *dst, int64_t nrows, int64_t n_
         gq_x86_store_fp16(y + TQ2_D_AT, d);
     }
     return GGUFQ_OK;
-}
-
-void gq_avx2_fill_ternary(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_TQ1_0].dequantize = dequantize_tq1_0;
-    t[GGUFQ_TYPE_TQ2_0].dequantize = dequantize_tq2_0;
-    t[GGUFQ_TYPE_TQ1_0].quantize = quantize_tq1_0;
-    t[GGUFQ_TYPE_TQ2_0].quantize = quantize_tq2_0;
 }

@@ -10,7 +10,7 @@
  * A masked head brings dst to a 64-byte boundary (no line-splitting stores);
  * head and tail use masked loads and stores, which never touch memory outside
  * the mask. F32 stays a memcpy (already at memory speed). Large F16 outputs
- * go out with streaming stores (see dequantize_f16).
+ * go out with streaming stores (see gq_avx512_dequantize_f16).
  *
  * Quantizers: F32 -> F16 is vcvtps2ph with round-to-nearest-even, which is
  * gq_fp32_to_fp16 except for NaN (the instruction keeps the payload's top
@@ -50,7 +50,7 @@ static inline int64_t head_to_align(const float *dst, int64_t n)
  * Masked loads never touch memory outside the mask.
  */
 #define GQ_ROW_KERNEL(name, convert16)                                         \
-    static void name(const void *src, float *dst, int64_t n)                  \
+    void name(const void *src, float *dst, int64_t n)                          \
     {                                                                          \
         int64_t i = head_to_align(dst, n);                                     \
         if (i)                                                                 \
@@ -106,12 +106,12 @@ static inline __m512 i64_16(const void *src, int64_t i, __mmask16 k)
     return _mm512_insertf32x8(_mm512_castps256_ps512(a), b, 1);
 }
 
-GQ_ROW_KERNEL(dequantize_bf16, bf16_16)
-GQ_ROW_KERNEL(dequantize_f64, f64_16)
-GQ_ROW_KERNEL(dequantize_i8, i8_16)
-GQ_ROW_KERNEL(dequantize_i16, i16_16)
-GQ_ROW_KERNEL(dequantize_i32, i32_16)
-GQ_ROW_KERNEL(dequantize_i64, i64_16)
+GQ_ROW_KERNEL(gq_avx512_dequantize_bf16, bf16_16)
+GQ_ROW_KERNEL(gq_avx512_dequantize_f64, f64_16)
+GQ_ROW_KERNEL(gq_avx512_dequantize_i8, i8_16)
+GQ_ROW_KERNEL(gq_avx512_dequantize_i16, i16_16)
+GQ_ROW_KERNEL(gq_avx512_dequantize_i32, i32_16)
+GQ_ROW_KERNEL(gq_avx512_dequantize_i64, i64_16)
 
 #undef GQ_ROW_KERNEL
 
@@ -126,7 +126,7 @@ GQ_ROW_KERNEL(dequantize_i64, i64_16)
  */
 #define STREAM_MIN_WEIGHTS ((int64_t)1 << 22)
 
-static void dequantize_f16(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_f16(const void *src, float *dst, int64_t n)
 {
     int64_t i = head_to_align(dst, n);
     if (i)
@@ -163,7 +163,7 @@ static inline __m256i f32x16_to_f16(__m512 x)
                             _mm256_set1_epi16(0x7E00));
 }
 
-static int quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_avx512_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix)
 {
     (void)imatrix;
@@ -197,7 +197,7 @@ static inline __m256i f32x16_to_bf16(__m512i x)
     return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
 }
 
-static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_avx512_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                          const float *imatrix)
 {
     (void)imatrix;
@@ -213,17 +213,4 @@ static int quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_p
         _mm256_mask_storeu_epi16(d + i, k, f32x16_to_bf16(_mm512_maskz_loadu_epi32(k, src + i)));
     }
     return GGUFQ_OK;
-}
-
-void gq_avx512_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_F16].dequantize  = dequantize_f16;
-    t[GGUFQ_TYPE_BF16].dequantize = dequantize_bf16;
-    t[GGUFQ_TYPE_F64].dequantize  = dequantize_f64;
-    t[GGUFQ_TYPE_I8].dequantize   = dequantize_i8;
-    t[GGUFQ_TYPE_I16].dequantize  = dequantize_i16;
-    t[GGUFQ_TYPE_I32].dequantize  = dequantize_i32;
-    t[GGUFQ_TYPE_I64].dequantize  = dequantize_i64;
-    t[GGUFQ_TYPE_F16].quantize    = quantize_f16;
-    t[GGUFQ_TYPE_BF16].quantize   = quantize_bf16;
 }

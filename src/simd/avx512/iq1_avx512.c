@@ -16,12 +16,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K        256
-#define IQ1_S_BYTES 50
+#define IQ1_S_BYTES ((int)sizeof(blk_iq1_s))
 
 /* float(2*s + 1) for the 3-bit group scale s. */
 static const float odd_factor[8] = { 1, 3, 5, 7, 9, 11, 13, 15 };
@@ -33,20 +33,6 @@ static const float delta_s[2] = { GQ_IQ1S_DELTA, -GQ_IQ1S_DELTA };
 /* 4 x u16: bits 8..10 of each lane, the high index bits. */
 #define HIGH_BITS_16 UINT64_C(0x0700070007000700)
 
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* 16 weights of grid points i1, i2: dl * (g + delta). */
 static inline void decode_two_points(float *y, unsigned i1, unsigned i2, __m512 dl, __m512 delta)
 {
@@ -56,26 +42,21 @@ static inline void decode_two_points(float *y, unsigned i1, unsigned i2, __m512 
     _mm512_storeu_ps(y, _mm512_mul_ps(dl, _mm512_add_ps(g, delta)));
 }
 
-static void dequant_iq1_s(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
-        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *qh = blk + 2 + QK_K / 8;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 4, dst += 32) {
-            const unsigned h = load_u16(qh + 2 * ib);
+            const unsigned h = gq_load_u16(qh + 2 * ib);
             const __m512 dl = _mm512_mul_ps(d, _mm512_set1_ps(odd_factor[(h >> 12) & 7]));
             const __m512 delta = _mm512_set1_ps(delta_s[h >> 15]);
             /* four 11-bit indices as u16 lanes: qs byte | 3 bits of h << 8 */
-            const uint64_t idx = _pdep_u64(load_u32(qs), LOW_BYTES_16) | _pdep_u64(h, HIGH_BITS_16);
+            const uint64_t idx = _pdep_u64(gq_load_u32(qs), LOW_BYTES_16) | _pdep_u64(h, HIGH_BITS_16);
             decode_two_points(dst + 0, (unsigned)(idx & 0xFFFF), (unsigned)(idx >> 16) & 0xFFFF, dl, delta);
             decode_two_points(dst + 16, (unsigned)(idx >> 32) & 0xFFFF, (unsigned)(idx >> 48), dl, delta);
         }
     }
-}
-
-void gq_avx512_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ1_S].dequantize = dequant_iq1_s;
 }

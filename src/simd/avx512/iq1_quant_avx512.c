@@ -36,7 +36,7 @@
 #include "quants/iqsearch.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
-#include "simd/avx512/iq_lanes_avx512.h"
+#include "simd/avx512/iq_util_avx512.h"
 
 /* ------------------------------------------------------------------------- */
 /* IQ1 split searches                                                        */

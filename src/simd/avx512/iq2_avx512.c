@@ -17,32 +17,18 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K          256
-#define IQ2_XXS_BYTES 66
-#define IQ2_XS_BYTES  74
-#define IQ2_S_BYTES   82
+#define IQ2_XXS_BYTES ((int)sizeof(blk_iq2_xxs))
+#define IQ2_XS_BYTES  ((int)sizeof(blk_iq2_xs))
+#define IQ2_S_BYTES   ((int)sizeof(blk_iq2_s))
 
 /* float(0.5f + ls) for the 4-bit scale ls. */
 static const float half_plus[16] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f,
                                      8.5f, 9.5f, 10.5f, 11.5f, 12.5f, 13.5f, 14.5f, 15.5f };
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* db = d * (0.5f + ls) * 0.25f, broadcast. */
 static inline __m512 group_scale(__m512 d, unsigned ls)
@@ -58,14 +44,14 @@ static inline void decode_two(float *y, __m512 db, const uint64_t *g1, const uin
     _mm512_storeu_ps(y, _mm512_castsi512_ps(_mm512_mask_xor_epi32(p, neg, p, _mm512_set1_epi32(INT32_MIN))));
 }
 
-static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XXS_BYTES) {
-        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *q = blk + 2;
         for (int ib = 0; ib < QK_K / 32; ++ib, q += 8, dst += 32) {
-            const uint32_t aux = load_u32(q + 4);
+            const uint32_t aux = gq_load_u32(q + 4);
             const __m512 db = group_scale(d, aux >> 28);
             const unsigned s01 = gq_ksigns_iq2xs[aux & 127] | gq_ksigns_iq2xs[(aux >> 7) & 127] << 8;
             const unsigned s23 = gq_ksigns_iq2xs[(aux >> 14) & 127] | gq_ksigns_iq2xs[(aux >> 21) & 127] << 8;
@@ -75,16 +61,16 @@ static void dequant_iq2_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_XS_BYTES) {
-        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *scales = blk + 2 + QK_K / 4;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 8, dst += 32) {
-            const unsigned q0 = load_u16(qs), q1 = load_u16(qs + 2);
-            const unsigned q2 = load_u16(qs + 4), q3 = load_u16(qs + 6);
+            const unsigned q0 = gq_load_u16(qs), q1 = gq_load_u16(qs + 2);
+            const unsigned q2 = gq_load_u16(qs + 4), q3 = gq_load_u16(qs + 6);
             decode_two(dst + 0, group_scale(d, scales[ib] & 0xf), gq_iq2xs_grid + (q0 & 511),
                        gq_iq2xs_grid + (q1 & 511),
                        (__mmask16)(gq_ksigns_iq2xs[q0 >> 9] | gq_ksigns_iq2xs[q1 >> 9] << 8));
@@ -95,11 +81,11 @@ static void dequant_iq2_xs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq2_s(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ2_S_BYTES) {
-        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *signs = qs + QK_K / 8;
         const uint8_t *qh = blk + 2 + QK_K / 4;
@@ -109,16 +95,9 @@ static void dequant_iq2_s(const void *src, float *dst, int64_t n)
             const unsigned i0 = qs[0] | ((h << 8) & 0x300), i1 = qs[1] | ((h << 6) & 0x300);
             const unsigned i2 = qs[2] | ((h << 4) & 0x300), i3 = qs[3] | ((h << 2) & 0x300);
             decode_two(dst + 0, group_scale(d, scales[ib] & 0xf), gq_iq2s_grid + i0, gq_iq2s_grid + i1,
-                       (__mmask16)load_u16(signs));
+                       (__mmask16)gq_load_u16(signs));
             decode_two(dst + 16, group_scale(d, scales[ib] >> 4), gq_iq2s_grid + i2, gq_iq2s_grid + i3,
-                       (__mmask16)load_u16(signs + 2));
+                       (__mmask16)gq_load_u16(signs + 2));
         }
     }
-}
-
-void gq_avx512_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].dequantize = dequant_iq2_xxs;
-    t[GGUFQ_TYPE_IQ2_XS].dequantize = dequant_iq2_xs;
-    t[GGUFQ_TYPE_IQ2_S].dequantize = dequant_iq2_s;
 }

@@ -16,13 +16,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K         256
-#define IQ3XXS_BYTES 98
-#define IQ3S_BYTES   110
+#define IQ3XXS_BYTES ((int)sizeof(blk_iq3_xxs))
+#define IQ3S_BYTES   ((int)sizeof(blk_iq3_s))
 
 /* float(0.5f + ls) for the 4-bit scale ls of IQ3_XXS. */
 static const float half_plus[16] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f,
@@ -33,20 +33,6 @@ static const float odd_factor[16] = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,
 /* 4 x u16: the low byte of each lane is one qs byte; bit 8 the 9th index bit. */
 #define LOW_BYTES_16 UINT64_C(0x00FF00FF00FF00FF)
 #define NINTH_BIT_16 UINT64_C(0x0100010001000100)
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* 16 weights from 4 grid entries; negated (sign bit flipped) where `neg` has a bit. */
 static inline void decode_four(float *y, __m512 db, const uint32_t *g0, const uint32_t *g1,
@@ -60,16 +46,16 @@ static inline void decode_four(float *y, __m512 db, const uint32_t *g0, const ui
     _mm512_storeu_ps(y, _mm512_castsi512_ps(_mm512_mask_xor_epi32(p, neg, p, _mm512_set1_epi32(INT32_MIN))));
 }
 
-static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 half = _mm512_set1_ps(0.5f);
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ3XXS_BYTES) {
-        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *scales_and_signs = blk + 2 + QK_K / 4;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 8, dst += 32) {
-            const uint32_t aux = load_u32(scales_and_signs + 4 * ib);
+            const uint32_t aux = gq_load_u32(scales_and_signs + 4 * ib);
             /* db = d * (0.5f + ls) * 0.5f */
             const __m512 db = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(half_plus[aux >> 28])), half);
             const unsigned s01 = gq_ksigns_iq2xs[aux & 127] | gq_ksigns_iq2xs[(aux >> 7) & 127] << 8;
@@ -81,11 +67,11 @@ static void dequant_iq3_xxs(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequant_iq3_s(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ3S_BYTES) {
-        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(load_u16(blk)));
+        const __m512 d = _mm512_set1_ps(gq_fp16_to_fp32(gq_load_u16(blk)));
         const uint8_t *qs = blk + 2;
         const uint8_t *qh = qs + QK_K / 4;
         const uint8_t *signs = qh + QK_K / 32;
@@ -96,19 +82,13 @@ static void dequant_iq3_s(const void *src, float *dst, int64_t n)
             const __m512 db = _mm512_mul_ps(d, _mm512_set1_ps(odd_factor[ls]));
             /* 9-bit indices as u16 lanes: qs[k] | bit k of qh << 8 */
             const unsigned h = qh[ib];
-            const uint64_t i03 = _pdep_u64(load_u32(qs), LOW_BYTES_16) | _pdep_u64(h, NINTH_BIT_16);
-            const uint64_t i47 = _pdep_u64(load_u32(qs + 4), LOW_BYTES_16) | _pdep_u64(h >> 4, NINTH_BIT_16);
+            const uint64_t i03 = _pdep_u64(gq_load_u32(qs), LOW_BYTES_16) | _pdep_u64(h, NINTH_BIT_16);
+            const uint64_t i47 = _pdep_u64(gq_load_u32(qs + 4), LOW_BYTES_16) | _pdep_u64(h >> 4, NINTH_BIT_16);
             const uint32_t *grid = gq_iq3s_grid;
             decode_four(dst + 0, db, grid + (i03 & 0xFFFF), grid + ((i03 >> 16) & 0xFFFF),
-                        grid + ((i03 >> 32) & 0xFFFF), grid + (i03 >> 48), (__mmask16)load_u16(signs));
+                        grid + ((i03 >> 32) & 0xFFFF), grid + (i03 >> 48), (__mmask16)gq_load_u16(signs));
             decode_four(dst + 16, db, grid + (i47 & 0xFFFF), grid + ((i47 >> 16) & 0xFFFF),
-                        grid + ((i47 >> 32) & 0xFFFF), grid + (i47 >> 48), (__mmask16)load_u16(signs + 2));
+                        grid + ((i47 >> 32) & 0xFFFF), grid + (i47 >> 48), (__mmask16)gq_load_u16(signs + 2));
         }
     }
-}
-
-void gq_avx512_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ3_S].dequantize = dequant_iq3_s;
-    t[GGUFQ_TYPE_IQ3_XXS].dequantize = dequant_iq3_xxs;
 }

@@ -24,7 +24,7 @@
 #include "quants/iqsearch.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
-#include "simd/avx512/iq_lanes_avx512.h"
+#include "simd/avx512/iq_util_avx512.h"
 
 /* ------------------------------------------------------------------------- */
 /* 4-dimensional grids (IQ3)                                                 */
@@ -36,7 +36,7 @@ int gq_iq3_round4_avx512(const gq_iq3_search *t, const float *xval, const float 
     const __m128 x = _mm_loadu_ps(xval);
     const __m128 v = _mm_mul_ps(_mm_set1_ps(0.5f),
                                 _mm_sub_ps(_mm_mul_ps(_mm_set1_ps(id), x), _mm_set1_ps(1.0f)));
-    __m128i l = nearest_int4(v);
+    __m128i l = gq_x86_nearest_int4(v);
     l = _mm_max_epi32(_mm_setzero_si128(), _mm_min_epi32(_mm_set1_epi32(7), l));
     const uint32_t packed = (uint32_t)_mm_cvtsi128_si32(_mm_cvtepi32_epi8(l));
     memcpy(L, &packed, 4);

@@ -22,34 +22,25 @@
  * is read or written.
  */
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
-#define QK_K 256
-
-/* Byte offsets of the fields in each block (layouts as in kquants.c). */
+/* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
-    Q3K_BYTES = 110, Q3K_HMASK = 0,   Q3K_QS = 32,  Q3K_SCALES = 96, Q3K_D = 108,
-    Q5K_BYTES = 176, Q5K_D = 0, Q5K_DMIN = 2, Q5K_SCALES = 4, Q5K_QH = 16, Q5K_QS = 48,
+    Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask),
+    Q3K_QS = offsetof(blk_q3_K, qs), Q3K_SCALES = offsetof(blk_q3_K, scales),
+    Q3K_D = offsetof(blk_q3_K, d),
+    Q5K_BYTES = sizeof(blk_q5_K), Q5K_D = offsetof(blk_q5_K, d),
+    Q5K_DMIN = offsetof(blk_q5_K, dmin), Q5K_SCALES = offsetof(blk_q5_K, scales),
+    Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
 };
 
 #define ALIGNED64 __attribute__((aligned(64)))
-
-static inline float half_at(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _cvtsh_ss(h); /* exact, like gq_fp16_to_fp32 */
-}
-
-static inline uint32_t u32_at(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /*
  * Make the compiler forget what it stored in a small per-block array, so
@@ -76,23 +67,12 @@ static inline __m512 levels_4bit(int base)
                          _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 
-/* Q5_K scale/min unpacking on whole words (see kquants_avx2.c). */
-static inline void unpack_k4_scales(const uint8_t *s, uint64_t *sc, uint64_t *mn)
-{
-    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
-    const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, mn_lo = w1 & 0x3F3F3F3Fu;
-    const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 2) & 0x30303030u);
-    const uint32_t mn_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 2) & 0x30303030u);
-    *sc = sc_lo | ((uint64_t)sc_hi << 32);
-    *mn = mn_lo | ((uint64_t)mn_hi << 32);
-}
-
 /* ------------------------------------------------------------------ Q3_K */
 
 /* The 16 signed 6-bit scales as bytes 0..63 (scale + 32); see kquants_avx2.c. */
 static inline __m128i unpack_q3_K_scales(const uint8_t *s)
 {
-    const uint32_t w0 = u32_at(s), w1 = u32_at(s + 4), w2 = u32_at(s + 8);
+    const uint32_t w0 = gq_load_u32(s), w1 = gq_load_u32(s + 4), w2 = gq_load_u32(s + 8);
     const uint32_t s0 = (w0 & 0x0F0F0F0Fu) | ((w2 << 4) & 0x30303030u);
     const uint32_t s1 = (w1 & 0x0F0F0F0Fu) | ((w2 << 2) & 0x30303030u);
     const uint32_t s2 = ((w0 >> 4) & 0x0F0F0F0Fu) | (w2 & 0x30303030u);
@@ -100,7 +80,7 @@ static inline __m128i unpack_q3_K_scales(const uint8_t *s)
     return _mm_setr_epi32((int)s0, (int)s1, (int)s2, (int)s3);
 }
 
-static void dequantize_q3_K_avx512(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const __m512 lv = levels_3bit_signed();
@@ -109,7 +89,7 @@ static void dequantize_q3_K_avx512(const void *src, float *dst, int64_t n)
         const __m512i sc = _mm512_sub_epi32(_mm512_cvtepu8_epi32(unpack_q3_K_scales(b + Q3K_SCALES)),
                                             _mm512_set1_epi32(32));
         float dla[16] ALIGNED64;
-        _mm512_store_ps(dla, _mm512_mul_ps(_mm512_set1_ps(half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc)));
+        _mm512_store_ps(dla, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc)));
         REREAD_FROM_MEMORY(dla);
         /* weight 128h + 32s + 16g + l: bits 2s of qs[32h + 16g + l], sub-block 8h + 2s + g;
          * its high bit is bit 4h + s of hmask[16g + l].
@@ -141,10 +121,10 @@ static void dequantize_q3_K_avx512(const void *src, float *dst, int64_t n)
 static inline void k4_factors(const uint8_t *b, float f[16])
 {
     uint64_t sc, m;
-    unpack_k4_scales(b + 4, &sc, &m);
+    gq_unpack_scale_min_k4_x8(b + 4, &sc, &m);
     const __m512i lv = _mm512_cvtepu8_epi32(_mm_set_epi64x((long long)m, (long long)sc));
     /* halves d, dmin at bytes 0 and 2 -> lanes 0-7 get d, lanes 8-15 dmin */
-    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)u32_at(b)));
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)gq_load_u32(b)));
     const __m512 dm = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
                                             _mm512_castps128_ps512(dd));
     _mm512_store_ps(f, _mm512_mul_ps(dm, _mm512_cvtepi32_ps(lv)));
@@ -204,7 +184,7 @@ static inline void q5_K_expand(const k4_stage *st, float *dst)
     }
 }
 
-static void dequantize_q5_K_avx512(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q5_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
     const int64_t nb = n / QK_K;
@@ -218,10 +198,4 @@ static void dequantize_q5_K_avx512(const void *src, float *dst, int64_t n)
         REREAD_FROM_MEMORY(st);
         q5_K_expand(&st[i & 1], dst);
     }
-}
-
-void gq_avx512_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q3_K].dequantize = dequantize_q3_K_avx512;
-    t[GGUFQ_TYPE_Q5_K].dequantize = dequantize_q5_K_avx512;
 }

@@ -18,9 +18,9 @@
  * nearest_int is ggml's 1.5*2^23 trick, which is exact lane by lane.
  *
  * This file only puts the pieces together: the ISA layer (vf/vi/vm helpers,
- * LANES, gather_lanes) is avx512/lanes_avx512.h, the searches are in
- * src/simd/search_lanes.h and the quantizers in src/simd/kquants_quant_lanes.h,
- * both shared word for word with the AVX2 and NEON twins.
+ * LANES, gather_lanes) is avx512/vec_avx512.h, the searches are in
+ * src/simd/portable/search-inl.h and the quantizers in
+ * src/simd/portable/kquants_quant-inl.h, both shared word for word with the AVX2 and NEON twins.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -31,8 +31,7 @@
 #include "quants/common.h"
 #include "quants/qhelpers.h"
 #include "simd/simd.h"
-#include "simd/avx512/lanes_avx512.h"
-#include "simd/search_lanes.h"
+#include "simd/avx512/vec_avx512.h"
+#include "simd/portable/search-inl.h"
 
-#define GQ_KQ_FILL gq_avx512_fill_kquants_quant
-#include "simd/kquants_quant_lanes.h"
+#include "simd/portable/kquants_quant-inl.h"

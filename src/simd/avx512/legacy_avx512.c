@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "quants/fp16.h"
-#include "simd/legacy_imatrix.h"
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
-#define QK 32
+#define QK QK_LEGACY
 
 static inline __m512 fp16_scale(const uint8_t *p)
 {
@@ -62,7 +62,7 @@ static inline __m512 affine_table(__m512 codes, __m512 d, const uint8_t *m_f16)
 }
 
 /* Block layout: d, m, qs[16]. Output: c * d + m. */
-static void dequantize_q4_1(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes = codes_from(0);
@@ -92,7 +92,7 @@ static inline void q5_indices(const uint8_t *qh_p, const uint8_t *qs, __m512i *l
 }
 
 /* Block layout: d, qh[4], qs[16]. Output: (c - 16) * d. */
-static void dequantize_q5_0(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes_lo = codes_from(-16), codes_hi = codes_from(0);
@@ -107,7 +107,7 @@ static void dequantize_q5_0(const void *src, float *dst, int64_t n)
 }
 
 /* Block layout: d, m, qh[4], qs[16]. Output: c * d + m. */
-static void dequantize_q5_1(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const __m512 codes_lo = codes_from(0), codes_hi = codes_from(16);
@@ -173,21 +173,6 @@ static inline __m256i low_bytes(__m512i a, __m512i b)
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(a)), _mm512_cvtepi32_epi8(b), 1);
 }
 
-/* qs byte j = b[j] | b[j + 16] << 4: all 8 bits of b[j], as the scalar's OR. */
-static inline __m128i nibble_pairs(__m256i b)
-{
-    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(_mm256_extracti128_si256(b, 1), 4), _mm_set1_epi8((char)0xF0));
-    return _mm_or_si128(_mm256_castsi256_si128(b), hi4);
-}
-
-/* qh bit j = bit 4 of level byte j; qs = low nibbles of levels j, j + 16. */
-static inline void store_5bit(__m256i b, uint8_t *qh, uint8_t *qs)
-{
-    const uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(b, 3));
-    memcpy(qh, &bits, sizeof bits);
-    _mm_storeu_si128((__m128i *)qs, nibble_pairs(_mm256_and_si256(b, _mm256_set1_epi8(0x0F))));
-}
-
 /* The scalar's signed absmax: NaN skipped (max(|x|, acc) returns acc for a
  * NaN), then the first x with |x| == amax, or +0 when amax is 0. */
 static inline float signed_absmax512(const float *x, __m512 a, __m512 b)
@@ -239,9 +224,9 @@ static inline void quantize_symmetric512(const float *src, uint8_t *y, int64_t n
             memcpy(y, &h[i], 2);
             const __m256i c = symmetric_codes512(src, ids[i], levels + 0.5f, five_bit ? 31 : 15);
             if (five_bit)
-                store_5bit(c, y + 2, y + 6);
+                gq_x86_store_5bit(c, y + 2, y + 6);
             else
-                _mm_storeu_si128((__m128i *)(y + 2), nibble_pairs(c));
+                _mm_storeu_si128((__m128i *)(y + 2), gq_x86_nibble_pairs(c));
         }
     }
 }
@@ -301,15 +286,15 @@ static inline void quantize_affine512(const float *src, uint8_t *y, int64_t nb, 
             memcpy(y + 2, &hm[i], 2);
             const __m256i c = affine_levels512(src, mins[i], ids[i]);
             if (five_bit)
-                store_5bit(c, y + 4, y + 8);
+                gq_x86_store_5bit(c, y + 4, y + 8);
             else   /* (int8) then MIN(15, .): a signed byte min */
-                _mm_storeu_si128((__m128i *)(y + 4), nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
+                _mm_storeu_si128((__m128i *)(y + 4), gq_x86_nibble_pairs(_mm256_min_epi8(c, _mm256_set1_epi8(15))));
         }
     }
 }
 
 #define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
-    static int quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,         \
+    int gq_avx512_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,      \
                             const float *imatrix)                                                  \
     {                                                                                              \
         if (imatrix)                                                                               \
@@ -386,29 +371,16 @@ static void quantize_q8_blocks512(const float *src, uint8_t *y, int64_t nb, bool
     }
 }
 
-static int quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx512_quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix; /* as the scalar: Q8_0 has no imatrix path */
     quantize_q8_blocks512(src, dst, nrows * (n_per_row / QK), false);
     return GGUFQ_OK;
 }
 
-static int quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
+int gq_avx512_quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row, const float *imatrix)
 {
     (void)imatrix;
     quantize_q8_blocks512(src, dst, nrows * (n_per_row / QK), true);
     return GGUFQ_OK;
-}
-
-void gq_avx512_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q4_1].dequantize = dequantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].dequantize = dequantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].dequantize = dequantize_q5_1;
-    t[GGUFQ_TYPE_Q4_0].quantize = quantize_q4_0;
-    t[GGUFQ_TYPE_Q4_1].quantize = quantize_q4_1;
-    t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0;
-    t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1;
-    t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0;
-    t[GGUFQ_TYPE_Q8_1].quantize = quantize_q8_1;
 }

@@ -9,8 +9,8 @@
  * vector, transposed into lanes by gathers. Each lane runs its block's scale
  * search with the scalar's float operations in the scalar's order. The code
  * is shared word for word with the other ISAs: the ISA layer is
- * avx512/lanes_avx512.h, the searches src/simd/search_lanes.h, the
- * quantizers src/simd/legacy_imatrix_lanes.h.
+ * avx512/vec_avx512.h, the searches src/simd/portable/search-inl.h, the
+ * quantizers src/simd/portable/legacy_imatrix-inl.h.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -20,9 +20,8 @@
 #include "quants/common.h"
 #include "quants/fp16.h"
 #include "quants/quants.h"
-#include "simd/legacy_imatrix.h"
-#include "simd/avx512/lanes_avx512.h"
-#include "simd/search_lanes.h"
+#include "simd/simd.h"
+#include "simd/avx512/vec_avx512.h"
+#include "simd/portable/search-inl.h"
 
-#define GQ_LI_ISA_NAME(t) gq_avx512_quantize_##t##_imatrix
-#include "simd/legacy_imatrix_lanes.h"
+#include "simd/portable/legacy_imatrix-inl.h"

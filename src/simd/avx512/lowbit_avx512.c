@@ -12,23 +12,18 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
+#include "simd/x86_quant.h"
 
 #define Q1_0_BLOCK 128
-#define Q1_0_BYTES 18
+#define Q1_0_BYTES ((int)sizeof(blk_q1_0))
 
-static inline float fp16_scale(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _cvtsh_ss(h);
-}
-
-static void dequantize_q1_0(const void *src, float *dst, int64_t n)
+void gq_avx512_dequantize_q1_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / Q1_0_BLOCK; b++, blk += Q1_0_BYTES, dst += Q1_0_BLOCK) {
-        const float ds = fp16_scale(blk);
+        const float ds = gq_x86_half_at(blk);
         const __m512 d = _mm512_set1_ps(ds), neg_d = _mm512_set1_ps(-ds);
         for (int i = 0; i < 8; i++) {
             uint16_t bits;
@@ -36,9 +31,4 @@ static void dequantize_q1_0(const void *src, float *dst, int64_t n)
             _mm512_storeu_ps(dst + 16 * i, _mm512_mask_mov_ps(neg_d, (__mmask16)bits, d));
         }
     }
-}
-
-void gq_avx512_fill_lowbit(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q1_0].dequantize = dequantize_q1_0;
 }

@@ -27,7 +27,7 @@ static inline float16x8_t load_f16x8(const uint8_t *p)
     return vreinterpretq_f16_u8(vld1q_u8(p));
 }
 
-static void dequantize_f16_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_f16(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -54,7 +54,7 @@ static inline void store_bf16x8(float *dst, uint16x8_t h)
     vst1q_f32(dst + 4, vreinterpretq_f32_u32(vshll_high_n_u16(h, 16)));
 }
 
-static void dequantize_bf16_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_bf16(const void *src, float *dst, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -94,7 +94,7 @@ static inline float32x4_t load_f32x4(const float *p)
     return vreinterpretq_f32_u8(vld1q_u8((const uint8_t *)(const void *)p));
 }
 
-static int quantize_f16_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                              const float *imatrix)
 {
     (void)imatrix;
@@ -149,7 +149,7 @@ static inline uint32x4_t load_u32x4(const float *p)
     return vreinterpretq_u32_u8(vld1q_u8((const uint8_t *)(const void *)p));
 }
 
-static int quantize_bf16_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix)
 {
     (void)imatrix;
@@ -166,12 +166,4 @@ static int quantize_bf16_neon(const float *src, void *dst, int64_t nrows, int64_
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_float(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_F16].dequantize  = dequantize_f16_neon;
-    t[GGUFQ_TYPE_BF16].dequantize = dequantize_bf16_neon;
-    t[GGUFQ_TYPE_F16].quantize    = quantize_f16_neon;
-    t[GGUFQ_TYPE_BF16].quantize   = quantize_bf16_neon;
 }

@@ -27,16 +27,17 @@
  */
 #include <math.h>
 
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 #include "quants/fp8.h"
 #include "quants/tables.h"
 
 #define MXFP4_BLOCK  32
-#define MXFP4_BYTES  (1 + MXFP4_BLOCK / 2)
+#define MXFP4_BYTES  ((int)sizeof(blk_mxfp4))
 #define NVFP4_BLOCK  64
 #define NVFP4_NSUB   4
-#define NVFP4_BYTES  (NVFP4_NSUB + NVFP4_BLOCK / 2)
+#define NVFP4_BYTES  ((int)sizeof(blk_nvfp4))
 
 /* gq_ue4m3_to_fp32 by bit assembly instead of ldexpf: 0x00 and 0x7F give 0,
  * exponent 0 gives man * 2^-10 (exact), otherwise 2^(exp - 8) * (1 + man/8),
@@ -51,7 +52,7 @@ static inline float ue4m3_half(uint8_t x)
     return gq_f32_from_bits(((exp + 119) << 23) | (man << 20));
 }
 
-static void dequantize_mxfp4_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_mxfp4(const void *src, float *dst, int64_t n)
 {
     const int8x16_t book = vld1q_s8(gq_kvalues_fp4);
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
@@ -64,7 +65,7 @@ static void dequantize_mxfp4_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_nvfp4_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_nvfp4(const void *src, float *dst, int64_t n)
 {
     const int8x16_t book = vld1q_s8(gq_kvalues_fp4);
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
@@ -146,7 +147,7 @@ static inline uint32x4_t nearest_codes(float32x4_t x, const float32x4_t kd[8])
  * through x86's cvttss2si. For a normal amax = 2^k * m with m <= 2 - 2^-11,
  * log2(amax) lies in [k, k + 1 - 7e-4], and libm's log2f (within 1 ulp,
  * and ulp <= 2^-16 below 256) cannot leave that interval: floorf gives k,
- * the exponent field minus 127 (tests/test_quant_neon_small.c compares the
+ * the exponent field minus 127 (tests/test_quant_small_corners.c compares the
  * two for every exponent against this platform's libm). Other values take
  * the libm path, as the scalar.
  */
@@ -163,7 +164,7 @@ static inline uint8_t mxfp4_exponent(float amax)
     return (uint8_t)(uint32_t)(int32_t)e;
 }
 
-static int quantize_mxfp4_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_mxfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix;
@@ -187,7 +188,7 @@ static int quantize_mxfp4_neon(const float *src, void *dst, int64_t nrows, int64
     return GGUFQ_OK;
 }
 
-static int quantize_nvfp4_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_nvfp4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix;
@@ -208,12 +209,4 @@ static int quantize_nvfp4_neon(const float *src, void *dst, int64_t nrows, int64
         }
     }
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_fp4(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_MXFP4].dequantize = dequantize_mxfp4_neon;
-    t[GGUFQ_TYPE_NVFP4].dequantize = dequantize_nvfp4_neon;
-    t[GGUFQ_TYPE_MXFP4].quantize = quantize_mxfp4_neon;
-    t[GGUFQ_TYPE_NVFP4].quantize = quantize_nvfp4_neon;
 }

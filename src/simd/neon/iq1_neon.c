@@ -14,20 +14,13 @@
 #include <arm_neon.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K 256
 
-#define IQ1_S_BYTES 50
-#define IQ1_M_BYTES 56
-
-static inline uint16_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+#define IQ1_S_BYTES ((int)sizeof(blk_iq1_s))
+#define IQ1_M_BYTES ((int)sizeof(blk_iq1_m))
 
 static inline float fp16_to_float(uint16_t h)
 {
@@ -50,14 +43,14 @@ static inline void decode_group(float *y, float32x4_t dl, int8x8_t g, float32x4_
     vst1q_f32(y + 4, vmulq_f32(dl, vaddq_f32(hi, delta)));
 }
 
-static void dequantize_iq1_s(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq1_s(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK_K; ++b, blk += IQ1_S_BYTES) {
-        const float d = fp16_to_float(load_u16(blk));
+        const float d = fp16_to_float(gq_load_u16(blk));
         const uint8_t *qs = blk + 2;
         for (int ib = 0; ib < QK_K / 32; ++ib, qs += 4, dst += 32) {
-            const unsigned qh = load_u16(blk + 2 + QK_K / 8 + 2 * ib);
+            const unsigned qh = gq_load_u16(blk + 2 + QK_K / 8 + 2 * ib);
             const float32x4_t dl = vdupq_n_f32(d * (2 * ((qh >> 12) & 7) + 1));
             const float32x4_t delta = vdupq_n_f32(qh & 0x8000 ? -GQ_IQ1S_DELTA : GQ_IQ1S_DELTA);
             for (int l = 0; l < 4; ++l)
@@ -66,7 +59,7 @@ static void dequantize_iq1_s(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_iq1_m(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq1_m(const void *src, float *dst, int64_t n)
 {
     const float32x4_t plus = vdupq_n_f32(GQ_IQ1M_DELTA), minus = vdupq_n_f32(-GQ_IQ1M_DELTA);
     const uint8_t *blk = src;
@@ -75,7 +68,7 @@ static void dequantize_iq1_m(const void *src, float *dst, int64_t n)
         const uint8_t *qh = blk + QK_K / 8;
         uint16_t sc[4];
         for (int i = 0; i < 4; ++i)
-            sc[i] = load_u16(blk + QK_K / 8 + QK_K / 16 + 2 * i);
+            sc[i] = gq_load_u16(blk + QK_K / 8 + QK_K / 16 + 2 * i);
         /* the f16 super-block scale lives in the top nibbles of the scale words */
         const uint16_t d_bits = (uint16_t)((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
                                            ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
@@ -92,10 +85,4 @@ static void dequantize_iq1_m(const void *src, float *dst, int64_t n)
             decode_group(dst + 24, dl2, grid_point(qs[3] | ((h1 << 4) & 0x700)), h1 & 0x80 ? minus : plus);
         }
     }
-}
-
-void gq_neon_fill_iq1(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ1_S].dequantize = dequantize_iq1_s;
-    t[GGUFQ_TYPE_IQ1_M].dequantize = dequantize_iq1_m;
 }

@@ -28,27 +28,20 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K 256
 
-#define IQ2_XXS_BYTES 66
-#define IQ2_XS_BYTES  74
-#define IQ2_S_BYTES   82
+#define IQ2_XXS_BYTES ((int)sizeof(blk_iq2_xxs))
+#define IQ2_XS_BYTES  ((int)sizeof(blk_iq2_xs))
+#define IQ2_S_BYTES   ((int)sizeof(blk_iq2_s))
 
 static inline float fp16_load(const uint8_t *p)
 {
     uint16_t h;
     memcpy(&h, p, sizeof h);
     return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
 }
 
 static inline uint64_t load_u64(const uint8_t *p)
@@ -89,7 +82,7 @@ static void decode_block_iq2_xxs(const uint8_t *blk, float d, float *dst)
 {
     for (int ib = 0; ib < QK_K / 32; ++ib, dst += 32) {
         const uint8_t *q = blk + 2 + 8 * ib;
-        const uint32_t aux = load_u32(q + 4);
+        const uint32_t aux = gq_load_u32(q + 4);
         const float32x4_t db = vdupq_n_f32(d * (0.5f + (aux >> 28)) * 0.25f);
         const uint8x16_t m01 = entry_pair(gq_iq2xxs_grid, q[0], q[1]);
         const uint8x16_t m23 = entry_pair(gq_iq2xxs_grid, q[2], q[3]);
@@ -150,24 +143,17 @@ static inline void decode_blocks(const uint8_t *blk, float *dst, int64_t n, int 
     }
 }
 
-static void dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq2_xxs(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ2_XXS_BYTES, decode_block_iq2_xxs, gq_dequantize_iq2_xxs);
 }
 
-static void dequantize_iq2_xs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq2_xs(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ2_XS_BYTES, decode_block_iq2_xs, gq_dequantize_iq2_xs);
 }
 
-static void dequantize_iq2_s(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq2_s(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ2_S_BYTES, decode_block_iq2_s, gq_dequantize_iq2_s);
-}
-
-void gq_neon_fill_iq2(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].dequantize = dequantize_iq2_xxs;
-    t[GGUFQ_TYPE_IQ2_XS].dequantize  = dequantize_iq2_xs;
-    t[GGUFQ_TYPE_IQ2_S].dequantize   = dequantize_iq2_s;
 }

@@ -28,27 +28,20 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/blocks.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K         256
 #define GROUP        32
 #define GROUPS       (QK_K / GROUP)
-#define IQ3XXS_BYTES 98
-#define IQ3S_BYTES   110
+#define IQ3XXS_BYTES ((int)sizeof(blk_iq3_xxs))
+#define IQ3S_BYTES   ((int)sizeof(blk_iq3_s))
 
 static inline float fp16_load(const uint8_t *p)
 {
     uint16_t h;
     memcpy(&h, p, sizeof h);
     return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
 }
 
 /* Four 4-byte grid entries side by side (entry a in lanes 0..3). */
@@ -86,7 +79,7 @@ static void decode_block_iq3_xxs(const uint8_t *blk, float d, float *dst)
     const uint8_t *qs = blk + 2;
     const uint8_t *scales_and_signs = blk + 2 + QK_K / 4;
     for (int ib = 0; ib < GROUPS; ++ib, qs += 8, dst += GROUP) {
-        const uint32_t aux = load_u32(scales_and_signs + 4 * ib);
+        const uint32_t aux = gq_load_u32(scales_and_signs + 4 * ib);
         const float32x4_t db = vdupq_n_f32(d * (0.5f + (aux >> 28)) * 0.5f);
         store_signed16(dst, db, grid_quad(gq_iq3xxs_grid, qs[0], qs[1], qs[2], qs[3]),
                        ksigns_pair(aux & 127, (aux >> 7) & 127));
@@ -115,7 +108,7 @@ static void decode_block_iq3_s(const uint8_t *blk, float d, float *dst)
         unsigned idx[8];
         for (int k = 0; k < 8; ++k)
             idx[k] = qs[k] | (((h >> k) & 1) << 8);
-        const uint8x16_t s4 = vreinterpretq_u8_u32(vdupq_n_u32(load_u32(signs)));
+        const uint8x16_t s4 = vreinterpretq_u8_u32(vdupq_n_u32(gq_load_u32(signs)));
         store_signed16(dst, db, grid_quad(gq_iq3s_grid, idx[0], idx[1], idx[2], idx[3]),
                        vtstq_u8(vqtbl1q_u8(s4, tbl_lo), bit));
         store_signed16(dst + 16, db, grid_quad(gq_iq3s_grid, idx[4], idx[5], idx[6], idx[7]),
@@ -138,18 +131,12 @@ static inline void decode_blocks(const uint8_t *blk, float *dst, int64_t n, int 
     }
 }
 
-static void dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ3XXS_BYTES, decode_block_iq3_xxs, gq_dequantize_iq3_xxs);
 }
 
-static void dequantize_iq3_s(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq3_s(const void *src, float *dst, int64_t n)
 {
     decode_blocks(src, dst, n, IQ3S_BYTES, decode_block_iq3_s, gq_dequantize_iq3_s);
-}
-
-void gq_neon_fill_iq3(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ3_XXS].dequantize = dequantize_iq3_xxs;
-    t[GGUFQ_TYPE_IQ3_S].dequantize   = dequantize_iq3_s;
 }

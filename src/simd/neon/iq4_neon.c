@@ -34,11 +34,9 @@
 #include "quants/tables.h"
 #include "simd/simd.h"
 
-#define QK_K        256
-#define QK4_NL      32
 #define GROUP       32
-#define IQ4NL_BYTES 18
-#define IQ4XS_BYTES 136
+#define IQ4NL_BYTES ((int)sizeof(blk_iq4_nl))
+#define IQ4XS_BYTES ((int)sizeof(blk_iq4_xs))
 
 /* The fp16 at p (unaligned) as float, in all four lanes. */
 static inline float32x4_t fp16_splat(const uint8_t *p)
@@ -67,7 +65,7 @@ static inline void decode_group(float *y, float32x4_t dl, int8x16_t codebook, co
     store_scaled16(y + 16, dl, vqtbl1q_s8(codebook, vshrq_n_u8(q, 4)));
 }
 
-static void dequantize_iq4_nl(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq4_nl(const void *src, float *dst, int64_t n)
 {
     const int8x16_t codebook = vld1q_s8(gq_kvalues_iq4nl);
     const uint8_t *blk = src;
@@ -75,7 +73,7 @@ static void dequantize_iq4_nl(const void *src, float *dst, int64_t n)
         decode_group(dst, fp16_splat(blk), codebook, blk + 2);
 }
 
-static void dequantize_iq4_xs(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_iq4_xs(const void *src, float *dst, int64_t n)
 {
     const int8x16_t codebook = vld1q_s8(gq_kvalues_iq4nl);
     const uint8_t *blk = src;
@@ -247,7 +245,7 @@ static inline void encode_group(const float *xb, float id, uint8_t *qs, int8x16_
     vst1q_u8(qs, vsliq_n_u8(c[0], c[1], 4));
 }
 
-static int quantize_iq4_nl_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_iq4_nl(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                 const float *imatrix)
 {
     const int8x16_t book = vld1q_s8(gq_kvalues_iq4nl);
@@ -297,7 +295,7 @@ static void quantize_block_iq4_xs(const float *x, const float *qw, uint8_t *out,
     store_u16(out + 2, scales_h);
 }
 
-static int quantize_iq4_xs_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_iq4_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                 const float *imatrix)
 {
     const int8x16_t book = vld1q_s8(gq_kvalues_iq4nl);
@@ -306,12 +304,4 @@ static int quantize_iq4_xs_neon(const float *src, void *dst, int64_t nrows, int6
         for (int64_t ibl = 0; ibl < n_per_row / QK_K; ++ibl, out += IQ4XS_BYTES)
             quantize_block_iq4_xs(src + QK_K * ibl, imatrix ? imatrix + QK_K * ibl : NULL, out, book);
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_iq4(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ4_NL].dequantize = dequantize_iq4_nl;
-    t[GGUFQ_TYPE_IQ4_XS].dequantize = dequantize_iq4_xs;
-    t[GGUFQ_TYPE_IQ4_NL].quantize = quantize_iq4_nl_neon;
-    t[GGUFQ_TYPE_IQ4_XS].quantize = quantize_iq4_xs_neon;
 }

@@ -645,7 +645,7 @@ static const gq_iq_search_ops ops = {
 };
 
 #define IQ_QUANTIZER(t)                                                                 \
-    static int quantize_##t##_neon(const float *src, void *dst, int64_t nrows,          \
+    int gq_neon_quantize_##t(const float *src, void *dst, int64_t nrows,                \
                                    int64_t n_per_row, const float *imatrix)             \
     {                                                                                   \
         return gq_quantize_##t##_ops(&ops, src, dst, nrows, n_per_row, imatrix);        \
@@ -658,14 +658,3 @@ IQ_QUANTIZER(iq3_s)
 IQ_QUANTIZER(iq1_s)
 IQ_QUANTIZER(iq1_m)
 #undef IQ_QUANTIZER
-
-void gq_neon_fill_iq_quant(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_IQ2_XXS].quantize = quantize_iq2_xxs_neon;
-    t[GGUFQ_TYPE_IQ2_XS].quantize  = quantize_iq2_xs_neon;
-    t[GGUFQ_TYPE_IQ2_S].quantize   = quantize_iq2_s_neon;
-    t[GGUFQ_TYPE_IQ3_XXS].quantize = quantize_iq3_xxs_neon;
-    t[GGUFQ_TYPE_IQ3_S].quantize   = quantize_iq3_s_neon;
-    t[GGUFQ_TYPE_IQ1_S].quantize   = quantize_iq1_s_neon;
-    t[GGUFQ_TYPE_IQ1_M].quantize   = quantize_iq1_m_neon;
-}

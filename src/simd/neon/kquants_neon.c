@@ -12,16 +12,16 @@
  * dl * q - ml with the same two roundings. 16 weights share one scale, so
  * each 16-lane vector uses one broadcast scale.
  */
+#include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
-#define QK_K 256
-#define Q2_K_BYTES 84
-#define Q3_K_BYTES 110
-#define Q4_K_BYTES 144
-#define Q5_K_BYTES 176
-#define Q6_K_BYTES 210
-#define Q8_K_BYTES 292
+#define Q2_K_BYTES ((int)sizeof(blk_q2_K))
+#define Q3_K_BYTES ((int)sizeof(blk_q3_K))
+#define Q4_K_BYTES ((int)sizeof(blk_q4_K))
+#define Q5_K_BYTES ((int)sizeof(blk_q5_K))
+#define Q6_K_BYTES ((int)sizeof(blk_q6_K))
+#define Q8_K_BYTES ((int)sizeof(blk_q8_K))
 
 /* Field k of each byte: (q >> shift) & mask, with shift a run-time count. */
 static inline uint8x16_t field_u8(uint8x16_t q, int shift, uint8x16_t mask)
@@ -31,7 +31,7 @@ static inline uint8x16_t field_u8(uint8x16_t q, int shift, uint8x16_t mask)
 
 /* Q2_K: scales[16], qs[64], d, dmin. Weight 128h + 32s + 16g + l is bits 2s of
  * qs[32h + 16g + l], sub-block 8h + 2s + g: dl * q - ml. */
-static void dequantize_q2_K_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q2_K(const void *src, float *dst, int64_t n)
 {
     const uint8x16_t three = vdupq_n_u8(3);
     const uint8_t *blk = src;
@@ -64,7 +64,7 @@ static inline void q3_K_scales(const uint8_t *s, int sc[16])
 
 /* Q3_K: hmask[32], qs[64], scales[12], d. Layout as Q2_K; the level is
  * code - 4 unless bit 4h + s of hmask[16g + l] is set. */
-static void dequantize_q3_K_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8x16_t three = vdupq_n_u8(3), four = vdupq_n_u8(4);
     const uint8_t *blk = src;
@@ -104,7 +104,7 @@ static inline void k4_scale_min(const uint8_t *s, int j, int *sc, int *m)
 
 /* Q4_K: d, dmin, scales[12], qs[128]. 32 bytes per 64 weights: low nibbles
  * are sub-block 2k, high nibbles 2k + 1. */
-static void dequantize_q4_K_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q4_K(const void *src, float *dst, int64_t n)
 {
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
     const uint8_t *blk = src;
@@ -128,7 +128,7 @@ static void dequantize_q4_K_neon(const void *src, float *dst, int64_t n)
 
 /* Q5_K: d, dmin, scales[12], qh[32], qs[128]. As Q4_K, plus 16 when bit 2k
  * (low nibbles) or 2k + 1 (high nibbles) of qh[l] is set. */
-static void dequantize_q5_K_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q5_K(const void *src, float *dst, int64_t n)
 {
     const uint8x16_t low4 = vdupq_n_u8(0x0F), sixteen = vdupq_n_u8(16);
     const uint8_t *blk = src;
@@ -160,7 +160,7 @@ static void dequantize_q5_K_neon(const void *src, float *dst, int64_t n)
 /* Q6_K: ql[128], qh[64], scales[16] (int8), d. Per half h, weight l + 32r
  * (r = 0..3) takes nibble r / 2 of ql[64h + l + 32 (r % 2)] and bits 2r of
  * qh[32h + l], minus 32, times d * scales[8h + 2r + l / 16]. */
-static void dequantize_q6_K_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q6_K(const void *src, float *dst, int64_t n)
 {
     const uint8x16_t low4 = vdupq_n_u8(0x0F), three = vdupq_n_u8(3);
     const int8x16_t off = vdupq_n_s8(32);
@@ -188,7 +188,7 @@ static void dequantize_q6_K_neon(const void *src, float *dst, int64_t n)
 }
 
 /* Q8_K: float d, qs[256], bsums[16] (unused): d * q. */
-static void dequantize_q8_K_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q8_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK_K; i++, blk += Q8_K_BYTES) {
@@ -198,14 +198,4 @@ static void dequantize_q8_K_neon(const void *src, float *dst, int64_t n)
         for (int j = 0; j < QK_K; j += 16, dst += 16)
             nq_store_s8_mul(dst, vld1q_s8((const int8_t *)(blk + 4 + j)), vd);
     }
-}
-
-void gq_neon_fill_kquants(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q2_K].dequantize = dequantize_q2_K_neon;
-    t[GGUFQ_TYPE_Q3_K].dequantize = dequantize_q3_K_neon;
-    t[GGUFQ_TYPE_Q4_K].dequantize = dequantize_q4_K_neon;
-    t[GGUFQ_TYPE_Q5_K].dequantize = dequantize_q5_K_neon;
-    t[GGUFQ_TYPE_Q6_K].dequantize = dequantize_q6_K_neon;
-    t[GGUFQ_TYPE_Q8_K].dequantize = dequantize_q8_K_neon;
 }

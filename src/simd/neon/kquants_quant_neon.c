@@ -18,9 +18,9 @@
  * that latency.
  *
  * This file only puts the pieces together: the ISA layer (vf/vi/vm helpers,
- * LANES, gather_lanes) is neon/lanes_neon.h, the searches are in
- * src/simd/search_lanes.h and the quantizers in src/simd/kquants_quant_lanes.h,
- * both shared word for word with the x86 twins.
+ * LANES, gather_lanes) is neon/vec_neon.h, the searches are in
+ * src/simd/portable/search-inl.h and the quantizers in
+ * src/simd/portable/kquants_quant-inl.h, both shared word for word with the x86 twins.
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -31,8 +31,7 @@
 #include "quants/common.h"
 #include "quants/qhelpers.h"
 #include "simd/simd.h"
-#include "simd/neon/lanes_neon.h"
-#include "simd/search_lanes.h"
+#include "simd/neon/vec_neon.h"
+#include "simd/portable/search-inl.h"
 
-#define GQ_KQ_FILL gq_neon_fill_kquants_quant
-#include "simd/kquants_quant_lanes.h"
+#include "simd/portable/kquants_quant-inl.h"

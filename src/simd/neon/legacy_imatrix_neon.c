@@ -12,8 +12,9 @@
  * independent trials (make_qx_quants runs two side by side) hide part of
  * that. Each lane runs its block's scale search with the scalar's float
  * operations in the scalar's order. The code is shared word for word with
- * the other ISAs: the ISA layer is neon/lanes_neon.h, the searches
- * src/simd/search_lanes.h, the quantizers src/simd/legacy_imatrix_lanes.h.
+ * the other ISAs: the ISA layer is neon/vec_neon.h, the searches
+ * src/simd/portable/search-inl.h, the quantizers
+ * src/simd/portable/legacy_imatrix-inl.h.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -23,9 +24,8 @@
 #include "quants/common.h"
 #include "quants/fp16.h"
 #include "quants/quants.h"
-#include "simd/legacy_imatrix.h"
-#include "simd/neon/lanes_neon.h"
-#include "simd/search_lanes.h"
+#include "simd/simd.h"
+#include "simd/neon/vec_neon.h"
+#include "simd/portable/search-inl.h"
 
-#define GQ_LI_ISA_NAME(t) gq_neon_quantize_##t##_imatrix
-#include "simd/legacy_imatrix_lanes.h"
+#include "simd/portable/legacy_imatrix-inl.h"

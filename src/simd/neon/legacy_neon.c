@@ -29,11 +29,10 @@
 #include <stdbool.h>
 
 #include "quants/quants.h"
-#include "simd/legacy_imatrix.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
-#define QK 32
+#define QK QK_LEGACY
 
 /* Byte j of the result is 0x10 if bit j (first) or bit j + 16 (second) of qh
  * is set: the fifth bit of weight j and of weight j + 16. */
@@ -50,7 +49,7 @@ static inline void q5_high_bits(const uint8_t *qh_bytes, uint8x16_t *first, uint
     *second = vandq_u8(vtstq_u8(vqtbl1q_u8(all, vld1q_u8(idx_second)), bits), five);
 }
 
-static void dequantize_q4_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q4_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const int8x16_t eight = vdupq_n_s8(8);
@@ -64,7 +63,7 @@ static void dequantize_q4_0_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q4_1_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK; i++, blk += 20, dst += QK) {
@@ -76,7 +75,7 @@ static void dequantize_q4_1_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q5_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     const int8x16_t sixteen = vdupq_n_s8(16);
@@ -92,7 +91,7 @@ static void dequantize_q5_0_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q5_1_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
     for (int64_t i = 0; i < n / QK; i++, blk += 24, dst += QK) {
@@ -117,12 +116,12 @@ static inline void dequantize_q8_blocks(const uint8_t *blk, size_t blk_bytes, si
     }
 }
 
-static void dequantize_q8_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q8_0(const void *src, float *dst, int64_t n)
 {
     dequantize_q8_blocks(src, 34, 2, dst, n / QK);
 }
 
-static void dequantize_q8_1_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q8_1(const void *src, float *dst, int64_t n)
 {
     dequantize_q8_blocks(src, 36, 4, dst, n / QK);
 }
@@ -373,7 +372,7 @@ static inline void quantize_affine(const float *src, uint8_t *y, int64_t nb, boo
 }
 
 #define LEGACY_QUANTIZER(t, body, five_bit)                                                        \
-    static int quantize_##t##_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,  \
+    int gq_neon_quantize_##t(const float *src, void *dst, int64_t nrows, int64_t n_per_row,        \
                                    const float *imatrix)                                           \
     {                                                                                              \
         if (imatrix)                                                                               \
@@ -442,7 +441,7 @@ static void quantize_q8_blocks(const float *src, uint8_t *y, int64_t nb, bool wi
     }
 }
 
-static int quantize_q8_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_q8_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix)
 {
     (void)imatrix; /* as the scalar: Q8_0 has no imatrix path */
@@ -450,26 +449,10 @@ static int quantize_q8_0_neon(const float *src, void *dst, int64_t nrows, int64_
     return GGUFQ_OK;
 }
 
-static int quantize_q8_1_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_q8_1(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix)
 {
     (void)imatrix;
     quantize_q8_blocks(src, dst, nrows * (n_per_row / QK), true);
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_legacy(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q4_0].dequantize = dequantize_q4_0_neon;
-    t[GGUFQ_TYPE_Q4_1].dequantize = dequantize_q4_1_neon;
-    t[GGUFQ_TYPE_Q5_0].dequantize = dequantize_q5_0_neon;
-    t[GGUFQ_TYPE_Q5_1].dequantize = dequantize_q5_1_neon;
-    t[GGUFQ_TYPE_Q8_0].dequantize = dequantize_q8_0_neon;
-    t[GGUFQ_TYPE_Q8_1].dequantize = dequantize_q8_1_neon;
-    t[GGUFQ_TYPE_Q4_0].quantize = quantize_q4_0_neon;
-    t[GGUFQ_TYPE_Q4_1].quantize = quantize_q4_1_neon;
-    t[GGUFQ_TYPE_Q5_0].quantize = quantize_q5_0_neon;
-    t[GGUFQ_TYPE_Q5_1].quantize = quantize_q5_1_neon;
-    t[GGUFQ_TYPE_Q8_0].quantize = quantize_q8_0_neon;
-    t[GGUFQ_TYPE_Q8_1].quantize = quantize_q8_1_neon;
 }

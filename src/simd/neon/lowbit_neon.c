@@ -31,14 +31,15 @@
  * + 1, converted. Codes are narrowed to bytes, shifted by 2 * (j % 4) and
  * summed by two levels of vpaddq_u8 into the 16 code bytes in order.
  */
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
 #define Q1_0_BLOCK 128
-#define Q1_0_BYTES (2 + Q1_0_BLOCK / 8)
+#define Q1_0_BYTES ((int)sizeof(blk_q1_0))
 #define Q2_0_BLOCK 64
-#define Q2_0_BYTES (2 + Q2_0_BLOCK / 4)
+#define Q2_0_BYTES ((int)sizeof(blk_q2_0))
 
 /* Widen a byte mask (0x00 / 0xFF per lane) into four 32-bit masks. */
 static inline void widen_mask(uint8x16_t m, uint32x4_t w[4])
@@ -51,7 +52,7 @@ static inline void widen_mask(uint8x16_t m, uint32x4_t w[4])
     w[3] = vreinterpretq_u32_s32(vmovl_high_s16(hi));
 }
 
-static void dequantize_q1_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q1_0(const void *src, float *dst, int64_t n)
 {
     static const uint8_t bit_of[16] = { 1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128 };
     static const uint8_t pair_idx[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
@@ -72,7 +73,7 @@ static void dequantize_q1_0_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_q2_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_q2_0(const void *src, float *dst, int64_t n)
 {
     static const uint8_t quad_idx[16] = { 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3 };
     static const int8_t shifts[16] = { 0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6 };
@@ -175,7 +176,7 @@ static void q1_0_eight_blocks(const float *const p[8], uint8_t *y, int count)
         q1_0_sign_bits(p[i], y + i * Q1_0_BYTES + 2);
 }
 
-static int quantize_q1_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_q1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix)
 {
     static const float zeros[Q1_0_BLOCK];
@@ -202,7 +203,7 @@ static inline uint32x4_t q2_0_codes(float32x4_t v)
     return vandq_u32(vcvtq_u32_f32(c), in_range);
 }
 
-static int quantize_q2_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_q2_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix)
 {
     static const int8_t shifts[16] = { 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6 };
@@ -239,12 +240,4 @@ static int quantize_q2_0_neon(const float *src, void *dst, int64_t nrows, int64_
         vst1q_u8(y + 2, vpaddq_u8(vpaddq_u8(c[0], c[1]), vpaddq_u8(c[2], c[3])));
     }
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_lowbit(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q1_0].dequantize = dequantize_q1_0_neon;
-    t[GGUFQ_TYPE_Q2_0].dequantize = dequantize_q2_0_neon;
-    t[GGUFQ_TYPE_Q1_0].quantize = quantize_q1_0_neon;
-    t[GGUFQ_TYPE_Q2_0].quantize = quantize_q2_0_neon;
 }

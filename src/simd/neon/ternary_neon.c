@@ -30,16 +30,17 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "common/blocks.h"
 #include "quants/fp16.h"
 #include "simd/simd.h"
 #include "simd/neon/neon_dequant.h"
 
 #define TQ_BLOCK      256
-#define TQ1_QS_BYTES  48
-#define TQ1_QH_BYTES  4
-#define TQ1_BYTES     (TQ1_QS_BYTES + TQ1_QH_BYTES + 2)
-#define TQ2_QS_BYTES  64
-#define TQ2_BYTES     (TQ2_QS_BYTES + 2)
+#define TQ1_QS_BYTES  ((int)sizeof(((blk_tq1_0 *)0)->qs))
+#define TQ1_QH_BYTES  ((int)sizeof(((blk_tq1_0 *)0)->qh))
+#define TQ1_BYTES     ((int)sizeof(blk_tq1_0))
+#define TQ2_QS_BYTES  ((int)sizeof(((blk_tq2_0 *)0)->qs))
+#define TQ2_BYTES     ((int)sizeof(blk_tq2_0))
 
 /* For each lane: the top base-3 digit of (uint8_t)(byte * mul), minus 1. */
 static inline int8x16_t trits_of(uint8x16_t bytes, uint8x16_t mul)
@@ -51,7 +52,7 @@ static inline int8x16_t trits_of(uint8x16_t bytes, uint8x16_t mul)
     return vsubq_s8(vreinterpretq_s8_u8(t), vdupq_n_s8(1));
 }
 
-static void dequantize_tq1_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_tq1_0(const void *src, float *dst, int64_t n)
 {
     static const uint8_t pow3[5] = { 1, 3, 9, 27, 81 };
     static const uint8_t qh_mul[16] = { 1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27 };
@@ -73,7 +74,7 @@ static void dequantize_tq1_0_neon(const void *src, float *dst, int64_t n)
     }
 }
 
-static void dequantize_tq2_0_neon(const void *src, float *dst, int64_t n)
+void gq_neon_dequantize_tq2_0(const void *src, float *dst, int64_t n)
 {
     const uint8x16_t three = vdupq_n_u8(3);
     const int8x16_t one = vdupq_n_s8(1);
@@ -175,7 +176,7 @@ static inline void store_fp16(uint8_t *p, float f)
     memcpy(p, &h, sizeof h);
 }
 
-static int quantize_tq1_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_tq1_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix;
@@ -205,7 +206,7 @@ static int quantize_tq1_0_neon(const float *src, void *dst, int64_t nrows, int64
     return GGUFQ_OK;
 }
 
-static int quantize_tq2_0_neon(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int gq_neon_quantize_tq2_0(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix;
@@ -230,12 +231,4 @@ static int quantize_tq2_0_neon(const float *src, void *dst, int64_t nrows, int64
         store_fp16(y + TQ2_QS_BYTES, d);
     }
     return GGUFQ_OK;
-}
-
-void gq_neon_fill_ternary(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_TQ1_0].dequantize = dequantize_tq1_0_neon;
-    t[GGUFQ_TYPE_TQ2_0].dequantize = dequantize_tq2_0_neon;
-    t[GGUFQ_TYPE_TQ1_0].quantize = quantize_tq1_0_neon;
-    t[GGUFQ_TYPE_TQ2_0].quantize = quantize_tq2_0_neon;
 }

@@ -1,32 +1,18 @@
 /*
- * iq_lanes_avx2.h — lane helpers shared by the AVX2 IQ quantizer files
+ * iq_util_avx2.h — lane helpers shared by the AVX2 IQ quantizer files
  * (iq_quant_avx2.c, iq1_quant_avx2.c, iq3_quant_avx2.c), and the searches
  * the IQ1 and IQ3 files give iq_quant_avx2.c for its table.
  */
-#ifndef GGUFQ_SIMD_IQ_LANES_AVX2_H
-#define GGUFQ_SIMD_IQ_LANES_AVX2_H
+#ifndef GGUFQ_SIMD_IQ_UTIL_AVX2_H
+#define GGUFQ_SIMD_IQ_UTIL_AVX2_H
 
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "quants/iqsearch.h"
+#include "simd/x86_quant.h"
 
-
-/* ggml's nearest_int(x) in every lane: (bits(x + 1.5*2^23) & 0x7fffff) - 0x400000. */
-static inline __m256i nearest_int8(__m256 x)
-{
-    const __m256i bits = _mm256_castps_si256(_mm256_add_ps(x, _mm256_set1_ps(12582912.0f)));
-    return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007FFFFF)),
-                            _mm256_set1_epi32(0x00400000));
-}
-
-static inline __m128i nearest_int4(__m128 x)
-{
-    const __m128i bits = _mm_castps_si128(_mm_add_ps(x, _mm_set1_ps(12582912.0f)));
-    return _mm_sub_epi32(_mm_and_si128(bits, _mm_set1_epi32(0x007FFFFF)),
-                         _mm_set1_epi32(0x00400000));
-}
 
 /* Lane i set for i < count (count <= 8): an all-ones int per lane. */
 static inline __m256i first_lanes(int count)

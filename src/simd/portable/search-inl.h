@@ -1,14 +1,14 @@
 /*
- * search_lanes.h — ggml's scale searches with one SIMD lane per sub-block
+ * search-inl.h — ggml's scale searches with one SIMD lane per sub-block
  * (or block): make_qkx2_quants / make_qkx3_quants and make_qx_quants
  * (rmse_type 1), the loading of sub-blocks into lanes with their search
  * weights, runs of searches over consecutive sub-blocks, and the level
  * passes that recompute a search's winning levels. SIMD twin of those
  * searches in src/quants/qhelpers.c; used by the K-quant quantizers
- * (kquants_quant_lanes.h) and the legacy imatrix quantizers
+ * (portable/kquants_quant-inl.h) and the legacy imatrix quantizers
  * (<isa>/legacy_imatrix_<isa>.c).
  *
- * Not a normal header: include it after an ISA layer (<isa>/lanes_<isa>.h:
+ * Not a normal header: include it after an ISA layer (<isa>/vec_<isa>.h:
  * LANES, vf/vi/vm and their helpers, gather_lanes). Sharing the text keeps
  * the ISAs' arithmetic the same expression for expression.
  *
@@ -19,11 +19,31 @@
  * the trial that won instead of copying its levels; the levels are
  * recomputed from them later (element-wise, hence exact at any width).
  */
-#ifndef GGUFQ_SEARCH_LANES_H
-#define GGUFQ_SEARCH_LANES_H
+#ifndef GGUFQ_SEARCH_INL_H
+#define GGUFQ_SEARCH_INL_H
+
+/* Every function here takes its ISA's name (GQ_ISA_NAME, from the ISA layer), so
+ * nm and profiles tell the instantiations apart. */
+#define load_lanes GQ_ISA_NAME(load_lanes)
+#define lanes_sum_w GQ_ISA_NAME(lanes_sum_w)
+#define qkx_level GQ_ISA_NAME(qkx_level)
+#define qkx_term GQ_ISA_NAME(qkx_term)
+#define qkx_search_lanes GQ_ISA_NAME(qkx_search_lanes)
+#define lanes_signed_absmax GQ_ISA_NAME(lanes_signed_absmax)
+#define sym_level GQ_ISA_NAME(sym_level)
+#define qx_level GQ_ISA_NAME(qx_level)
+#define qx_level_f GQ_ISA_NAME(qx_level_f)
+#define qx_trial_sums GQ_ISA_NAME(qx_trial_sums)
+#define qx_trial_is GQ_ISA_NAME(qx_trial_is)
+#define qx_search_lanes GQ_ISA_NAME(qx_search_lanes)
+#define store_zero_flags GQ_ISA_NAME(store_zero_flags)
+#define qkx_search_run GQ_ISA_NAME(qkx_search_run)
+#define qx_search_run GQ_ISA_NAME(qx_search_run)
+#define levels_qkx GQ_ISA_NAME(levels_qkx)
+#define levels_qx GQ_ISA_NAME(levels_qx)
 
 #ifndef LANES
-#error "include an ISA layer (simd/<isa>/lanes_<isa>.h) first"
+#error "include an ISA layer (simd/<isa>/vec_<isa>.h) first"
 #endif
 
 /* A file may use only some of the searches: no unused-function warnings. */

@@ -1,12 +1,12 @@
 /*
- * legacy_imatrix_lanes.h — the importance-matrix quantizers of Q4_0, Q4_1,
+ * legacy_imatrix-inl.h — the importance-matrix quantizers of Q4_0, Q4_1,
  * Q5_0 and Q5_1 with one SIMD lane per 32-weight block. SIMD twin of the
  * *_imatrix_row functions of src/quants/legacy.c (ggml's
  * quantize_row_q4_0_impl ... quantize_row_q5_1_impl).
  *
  * Not a normal header: included once by each <isa>/legacy_imatrix_<isa>.c
- * after its ISA layer (<isa>/lanes_<isa>.h) and src/simd/search_lanes.h,
- * with GQ_LI_ISA_NAME(t) defined to the name of the entry point for type t.
+ * after its ISA layer (<isa>/vec_<isa>.h) and src/simd/portable/search-inl.h,
+ * whose GQ_ISA_NAME names the entry points gq_<isa>_quantize_<t>_imatrix.
  *
  * How it vectorises: blocks are taken LANES at a time in memory order
  * (across row ends, so rows of one block fill the lanes too). Each block's
@@ -14,24 +14,23 @@
  * sigma2 broadcast); the blocks are then transposed into lanes and each lane
  * runs its block's make_qx_quants (Q4_0/Q5_0) or make_qkx3_quants
  * (Q4_1/Q5_1) with the scalar's operations in the scalar's order
- * (search_lanes.h). Each row's sigma2 is a float sum in column order, so
+ * (portable/search-inl.h). Each row's sigma2 is a float sum in column order, so
  * LANES rows are summed side by side, one lane per row.
  */
-#ifndef GGUFQ_LEGACY_IMATRIX_LANES_H
-#define GGUFQ_LEGACY_IMATRIX_LANES_H
+#ifndef GGUFQ_LEGACY_IMATRIX_INL_H
+#define GGUFQ_LEGACY_IMATRIX_INL_H
 
-#define LI_QK 32               /* weights per legacy block */
+/* Every function here takes its ISA's name (GQ_ISA_NAME, from the ISA layer), so
+ * nm and profiles tell the instantiations apart. */
+#define li_rows_sigma2 GQ_ISA_NAME(li_rows_sigma2)
+#define li_pack GQ_ISA_NAME(li_pack)
+#define li_group GQ_ISA_NAME(li_group)
+#define li_quantize GQ_ISA_NAME(li_quantize)
+
+#define LI_QK QK_LEGACY          /* weights per legacy block */
 #define LI_ROW_CHUNK (2 * LANES) /* rows whose sigma2 is computed together */
 
-typedef struct GQ_BLOCK { uint16_t d; uint8_t qs[LI_QK / 2]; } li_blk_q4_0;
-typedef struct GQ_BLOCK { uint16_t d, m; uint8_t qs[LI_QK / 2]; } li_blk_q4_1;
-typedef struct GQ_BLOCK { uint16_t d; uint8_t qh[4]; uint8_t qs[LI_QK / 2]; } li_blk_q5_0;
-typedef struct GQ_BLOCK { uint16_t d, m; uint8_t qh[4]; uint8_t qs[LI_QK / 2]; } li_blk_q5_1;
 
-_Static_assert(sizeof(li_blk_q4_0) == 18, "q4_0 block");
-_Static_assert(sizeof(li_blk_q4_1) == 20, "q4_1 block");
-_Static_assert(sizeof(li_blk_q5_0) == 22, "q5_0 block");
-_Static_assert(sizeof(li_blk_q5_1) == 24, "q5_1 block");
 
 enum li_type { LI_Q4_0, LI_Q4_1, LI_Q5_0, LI_Q5_1 };
 
@@ -41,10 +40,10 @@ static const struct {
     bool   five_bit;    /* Q5_0/Q5_1: bit 4 in qh */
     size_t bytes;
 } li_traits[4] = {
-    [LI_Q4_0] = { 8, false, false, sizeof(li_blk_q4_0) },
-    [LI_Q4_1] = { 15, true, false, sizeof(li_blk_q4_1) },
-    [LI_Q5_0] = { 16, false, true, sizeof(li_blk_q5_0) },
-    [LI_Q5_1] = { 31, true, true, sizeof(li_blk_q5_1) },
+    [LI_Q4_0] = { 8, false, false, sizeof(blk_q4_0) },
+    [LI_Q4_1] = { 15, true, false, sizeof(blk_q4_1) },
+    [LI_Q5_0] = { 16, false, true, sizeof(blk_q5_0) },
+    [LI_Q5_1] = { 31, true, true, sizeof(blk_q5_1) },
 };
 
 /* sigma2 = (sum of x*x over the row, from 0 in column order) / n_per_row for
@@ -116,21 +115,21 @@ static void li_group(const float *x, const float *imatrix, int64_t nb, int64_t i
         const uint16_t d16 = gq_fp32_to_fp16(res.scale[k]);
         switch (t) {
         case LI_Q4_0: {
-            li_blk_q4_0 *y = (li_blk_q4_0 *)o;
+            blk_q4_0 *y = (blk_q4_0 *)o;
             levels_qx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             li_pack(L, false, y->qs, NULL);
             break;
         }
         case LI_Q5_0: {
-            li_blk_q5_0 *y = (li_blk_q5_0 *)o;
+            blk_q5_0 *y = (blk_q5_0 *)o;
             levels_qx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             li_pack(L, true, y->qs, y->qh);
             break;
         }
         case LI_Q4_1: {
-            li_blk_q4_1 *y = (li_blk_q4_1 *)o;
+            blk_q4_1 *y = (blk_q4_1 *)o;
             levels_qkx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             y->m = gq_fp32_to_fp16(-res.the_min[k]);
@@ -138,7 +137,7 @@ static void li_group(const float *x, const float *imatrix, int64_t nb, int64_t i
             break;
         }
         case LI_Q5_1: {
-            li_blk_q5_1 *y = (li_blk_q5_1 *)o;
+            blk_q5_1 *y = (blk_q5_1 *)o;
             levels_qkx(xb, LI_QK, &res, k, nmax, L);
             y->d = d16;
             y->m = gq_fp32_to_fp16(-res.the_min[k]);
@@ -178,8 +177,8 @@ static int li_quantize(const float *src, void *dst, int64_t nrows, int64_t n_per
 }
 
 #define LI_ENTRY(t, T)                                                                     \
-    int GQ_LI_ISA_NAME(t)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,  \
-                          const float *imatrix)                                            \
+    int GQ_ISA_NAME(quantize_##t##_imatrix)(const float *src, void *dst, int64_t nrows,    \
+                                            int64_t n_per_row, const float *imatrix)       \
     {                                                                                      \
         return li_quantize(src, dst, nrows, n_per_row, imatrix, T);                        \
     }

@@ -1,16 +1,17 @@
 /*
- * lanes_avx512.h — the AVX-512 layer of the lane-per-sub-block quantizers
+ * vec_avx512.h — the AVX-512 layer of the lane-per-sub-block quantizers
  * (16 lanes of __m512, masks are __mmask16): the vf/vi/vm helpers, LANES,
  * vi_nearest (ggml's nearest_int trick), gather_lanes / gather_rows
  * (sub-blocks to lanes) and bsums16 (Q8_K's sums).
  *
- * Included by the AVX-512 kernel files that use src/simd/search_lanes.h
+ * Included by the AVX-512 kernel files that use
+ * src/simd/portable/search-inl.h
  * (avx512/kquants_quant_avx512.c, avx512/legacy_imatrix_avx512.c) before that
  * header; every helper is static inline or marked unused, so a file may
  * use any subset.
  */
-#ifndef GGUFQ_LANES_AVX512_H
-#define GGUFQ_LANES_AVX512_H
+#ifndef GGUFQ_VEC_AVX512_H
+#define GGUFQ_VEC_AVX512_H
 
 #include <immintrin.h>
 #include <stdbool.h>
@@ -18,6 +19,10 @@
 #include <string.h>
 
 #define LANES 16
+
+/* What a portable body (src/simd/portable/<name>-inl.h) defines for this ISA
+ * is named gq_avx512_<name>, so each instantiation's symbols say which ISA they are. */
+#define GQ_ISA_NAME(name) gq_avx512_##name
 
 typedef __m512    vf;   /* one float per lane */
 typedef __m512i   vi;   /* one int32 per lane */

@@ -1,5 +1,5 @@
 /*
- * test_quant_iq3_lanes.c — the x86 IQ3 searches (iqsearch.h hooks
+ * test_iqsearch_iq3_x86.c — the x86 IQ3 searches (iqsearch.h hooks
  * iq3_trials and iq3_round4 of src/simd/avx2 and avx512) against the scalar
  * ones, result for result and byte for byte, on inputs that reach their
  * corners:
@@ -13,7 +13,7 @@
  *    (-1), one with some must pick among those only (the AVX2 search then
  *    redoes the group exactly);
  *  - every trial count 1 .. 31, so queues of any length.
- * The whole quantizers' corners are in test_quant_iq_neon.c.
+ * The whole quantizers' corners are in test_quant_iq_corners.c.
  */
 #include "testutil.h"
 
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "quants/iqsearch.h"
+#include "simd/simd.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 

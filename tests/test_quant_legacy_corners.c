@@ -1,5 +1,5 @@
 /*
- * test_quant_legacy.c — the SIMD quantizers of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+ * test_quant_legacy_corners.c — the SIMD quantizers of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
  * and Q8_1 (no imatrix; Q8 also with one, which it ignores) against the
  * scalar kernels, byte for byte, on blocks built to hit their corner cases:
  * NaN (quiet and signalling, first/middle/last), +-Inf, zeros of both signs

@@ -1,5 +1,5 @@
 /*
- * test_quant_neon_small.c — corner cases for the SIMD quantizers of the
+ * test_quant_small_corners.c — corner cases for the SIMD quantizers of the
  * small families (Q1_0, Q2_0, TQ1_0, TQ2_0, MXFP4, NVFP4, IQ4_NL, IQ4_XS),
  * written for the NEON kernels but run on every SIMD ISA this CPU has (on
  * x86 the AVX2 / AVX-512 kernels get the same inputs; with no SIMD ISA the

@@ -1,16 +1,16 @@
 /*
- * lanes_avx2.h — the AVX2 layer of the lane-per-sub-block quantizers
+ * vec_avx2.h — the AVX2 layer of the lane-per-sub-block quantizers
  * (8 lanes of __m256, masks are all-ones float lanes): the vf/vi/vm
  * helpers, LANES, vi_nearest (ggml's nearest_int trick), gather_lanes /
  * gather_rows (sub-blocks to lanes) and bsums16 (Q8_K's sums).
  *
- * Included by the AVX2 kernel files that use src/simd/search_lanes.h
+ * Included by the AVX2 kernel files that use src/simd/portable/search-inl.h
  * (avx2/kquants_quant_avx2.c, avx2/legacy_imatrix_avx2.c) before that
  * header; every helper is static inline or marked unused, so a file may
  * use any subset.
  */
-#ifndef GGUFQ_LANES_AVX2_H
-#define GGUFQ_LANES_AVX2_H
+#ifndef GGUFQ_VEC_AVX2_H
+#define GGUFQ_VEC_AVX2_H
 
 #include <immintrin.h>
 #include <stdbool.h>
@@ -18,6 +18,10 @@
 #include <string.h>
 
 #define LANES 8
+
+/* What a portable body (src/simd/portable/<name>-inl.h) defines for this ISA
+ * is named gq_avx2_<name>, so each instantiation's symbols say which ISA they are. */
+#define GQ_ISA_NAME(name) gq_avx2_##name
 
 typedef __m256  vf;   /* one float per lane */
 typedef __m256i vi;   /* one int32 per lane */

@@ -1,5 +1,5 @@
 /*
- * test_quant_iq_neon.c — the SIMD quantizers of the IQ grid types (IQ2_XXS,
+ * test_quant_iq_corners.c — the SIMD quantizers of the IQ grid types (IQ2_XXS,
  * IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) against scalar, byte for
  * byte, on the corner cases of their searches that test_simd's random rows
  * rarely reach: ties (small integers, constant and symmetric groups, so
@@ -148,10 +148,23 @@ static void test_iq_quant_corners_match_scalar(void **state)
 
 #if defined(__aarch64__)
 /* The NEON searches, under test by name (-std=c11: no FMA contraction, as
- * in the library build). */
-#define gq_neon_fill_iq_quant test_copy_of_gq_neon_fill_iq_quant
+ * in the library build); the file's quantizers, which the library exports
+ * too, are renamed. */
+#define gq_neon_quantize_iq2_xxs test_copy_of_quantize_iq2_xxs
+#define gq_neon_quantize_iq2_xs test_copy_of_quantize_iq2_xs
+#define gq_neon_quantize_iq2_s test_copy_of_quantize_iq2_s
+#define gq_neon_quantize_iq3_xxs test_copy_of_quantize_iq3_xxs
+#define gq_neon_quantize_iq3_s test_copy_of_quantize_iq3_s
+#define gq_neon_quantize_iq1_s test_copy_of_quantize_iq1_s
+#define gq_neon_quantize_iq1_m test_copy_of_quantize_iq1_m
 #include "simd/neon/iq_quant_neon.c"
-#undef gq_neon_fill_iq_quant
+#undef gq_neon_quantize_iq2_xxs
+#undef gq_neon_quantize_iq2_xs
+#undef gq_neon_quantize_iq2_s
+#undef gq_neon_quantize_iq3_xxs
+#undef gq_neon_quantize_iq3_s
+#undef gq_neon_quantize_iq1_s
+#undef gq_neon_quantize_iq1_m
 
 static uint64_t fuzz_state = 88172645463325252ull;
 

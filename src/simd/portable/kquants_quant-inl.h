@@ -1,38 +1,55 @@
 /*
- * kquants_quant_lanes.h — the K-quant quantizers (Q2_K ... Q8_K, with and
+ * kquants_quant-inl.h — the K-quant quantizers (Q2_K ... Q8_K, with and
  * without imatrix) with one SIMD lane per sub-block. SIMD twin of the
  * quantizers of src/quants/kquants.c; the searches they share with other
- * families (make_qkx2/qkx3/qx) are in src/simd/search_lanes.h, Q3_K's
+ * families (make_qkx2/qkx3/qx) are in src/simd/portable/search-inl.h, Q3_K's
  * make_q3_quants is here.
  *
  * Not a normal header: it is included once, at the end, by each kernel
  * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
- * neon/kquants_quant_neon.c), after its ISA layer (<isa>/lanes_<isa>.h:
+ * neon/kquants_quant_neon.c), after its ISA layer (<isa>/vec_<isa>.h:
  * LANES (4, 8 or 16), the types vf/vi/vm, the vf_/vi_/vm_ helpers,
- * gather_lanes, bsums16) and with GQ_KQ_FILL defined (the name of the fill
- * function to define). Sharing the text keeps the ISAs' arithmetic the
- * same expression for expression; bit-exactness as in search_lanes.h.
+ * gather_lanes, bsums16, and GQ_ISA_NAME, which puts the ISA in the names of
+ * the entry points it defines: gq_<isa>_quantize_q2_K ... _q8_K). Sharing
+ * the text keeps the ISAs' arithmetic the same expression for expression;
+ * bit-exactness as in portable/search-inl.h.
  */
-#ifndef GGUFQ_KQUANTS_QUANT_LANES_H
-#define GGUFQ_KQUANTS_QUANT_LANES_H
+#ifndef GGUFQ_KQUANTS_QUANT_INL_H
+#define GGUFQ_KQUANTS_QUANT_INL_H
 
-#include "simd/search_lanes.h"
+/* Every function here takes its ISA's name (GQ_ISA_NAME, from the ISA layer), so
+ * nm and profiles tell the instantiations apart. */
+#define q3_refine_pass GQ_ISA_NAME(q3_refine_pass)
+#define q3_search_run GQ_ISA_NAME(q3_search_run)
+#define q3_first_guess GQ_ISA_NAME(q3_first_guess)
+#define q3_run_passes GQ_ISA_NAME(q3_run_passes)
+#define lane_get GQ_ISA_NAME(lane_get)
+#define q3_finish_groups GQ_ISA_NAME(q3_finish_groups)
+#define lane_set GQ_ISA_NAME(lane_set)
+#define q3_pack_moved GQ_ISA_NAME(q3_pack_moved)
+#define levels_affine GQ_ISA_NAME(levels_affine)
+#define levels_symmetric GQ_ISA_NAME(levels_symmetric)
+#define imatrix_weights GQ_ISA_NAME(imatrix_weights)
+#define superblock_sumx2 GQ_ISA_NAME(superblock_sumx2)
+#define affine_k4_ref_quantize_scales GQ_ISA_NAME(affine_k4_ref_quantize_scales)
+#define affine_k4_imatrix_quantize_scales GQ_ISA_NAME(affine_k4_imatrix_quantize_scales)
+#define affine_k4_levels GQ_ISA_NAME(affine_k4_levels)
+#define q4_K_pack GQ_ISA_NAME(q4_K_pack)
+#define q5_K_pack GQ_ISA_NAME(q5_K_pack)
+#define affine_k4_group GQ_ISA_NAME(affine_k4_group)
+#define q2_K_block GQ_ISA_NAME(q2_K_block)
+#define q3_K_finish GQ_ISA_NAME(q3_K_finish)
+#define q3_K_imatrix_block GQ_ISA_NAME(q3_K_imatrix_block)
+#define q3_K_ref_quantize_scales GQ_ISA_NAME(q3_K_ref_quantize_scales)
+#define q3_K_ref_group GQ_ISA_NAME(q3_K_ref_group)
+#define q6_K_block GQ_ISA_NAME(q6_K_block)
+#define q8_K_block GQ_ISA_NAME(q8_K_block)
+#define imatrix_slice GQ_ISA_NAME(imatrix_slice)
+#define quantize_affine_k4 GQ_ISA_NAME(quantize_affine_k4)
 
-#define QK_K    256
+#include "simd/portable/search-inl.h"
 
-typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } blk_q2_K;
-typedef struct { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } blk_q3_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[QK_K / 2]; } blk_q4_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; } blk_q5_K;
-typedef struct { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; uint16_t d; } blk_q6_K;
-typedef struct { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; } blk_q8_K;
 
-_Static_assert(sizeof(blk_q2_K) == 84, "q2_K block");
-_Static_assert(sizeof(blk_q3_K) == 110, "q3_K block");
-_Static_assert(sizeof(blk_q4_K) == 144, "q4_K block");
-_Static_assert(sizeof(blk_q5_K) == 176, "q5_K block");
-_Static_assert(sizeof(blk_q6_K) == 210, "q6_K block");
-_Static_assert(sizeof(blk_q8_K) == 292, "q8_K block");
 
 /* ------------------------------------- make_q3_quants (do_rmse) */
 
@@ -333,57 +350,6 @@ static float superblock_sumx2(const float *x)
     return s;
 }
 
-static void pack_2bit(const uint8_t *L, uint8_t *qs)
-{
-    for (int j = 0; j < QK_K; j += 128)
-        for (int l = 0; l < 32; l++)
-            qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
-                                      (L[j + l + 96] << 6));
-}
-
-static void pack_scale_min_k4(const uint8_t *ls, const uint8_t *lm, uint8_t *s)
-{
-    memset(s, 0, 12);
-    for (int j = 0; j < QK_K / 32; j++) {
-        if (j < 4) {
-            s[j]     = ls[j];
-            s[j + 4] = lm[j];
-        } else {
-            s[j + 4] = (uint8_t)((ls[j] & 0xF) | ((lm[j] & 0xF) << 4));
-            s[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
-            s[j]     |= (uint8_t)((lm[j] >> 4) << 6);
-        }
-    }
-}
-
-static inline void unpack_scale_min_k4(int j, const uint8_t *s, uint8_t *sc, uint8_t *m)
-{
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *m  = s[j + 4] & 63;
-    } else {
-        *sc = (uint8_t)((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
-        *m  = (uint8_t)((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-    }
-}
-
-static inline void q3_K_put_scale(uint8_t *s, int j, int l)
-{
-    if (j < 8)
-        s[j] = (uint8_t)(l & 0xF);
-    else
-        s[j - 8] |= (uint8_t)((l & 0xF) << 4);
-    l >>= 4;
-    s[j % 4 + 8] |= (uint8_t)(l << (2 * (j / 4)));
-}
-
-static inline int q3_K_get_scale(const uint8_t *s, int j)
-{
-    const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
-    const int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-    return (lo | (hi << 4)) - 32;
-}
-
 /* ------------------------------------------------------------ Q4_K / Q5_K */
 
 /* _ref: 6-bit scales and mins against their maxima (affine_k4_ref_scales). */
@@ -406,7 +372,7 @@ static void affine_k4_ref_quantize_scales(const float *scales, const float *mins
         ls[j] = GQ_MIN(63, s);
         lm[j] = GQ_MIN(63, m);
     }
-    pack_scale_min_k4(ls, lm, s12);
+    gq_pack_scale_min_k4(ls, lm, s12);
     *d16    = gq_fp32_to_fp16(max_scale / 63.f);
     *dmin16 = gq_fp32_to_fp16(max_min / 63.f);
 }
@@ -425,7 +391,7 @@ static void affine_k4_imatrix_quantize_scales(const float *scales, const float *
             Lm[j] = GQ_MIN(63, Lm[j]);
         }
     }
-    pack_scale_min_k4(Ls, Lm, s12);
+    gq_pack_scale_min_k4(Ls, Lm, s12);
     *d16    = gq_fp32_to_fp16(d_block);
     *dmin16 = gq_fp32_to_fp16(m_block);
 }
@@ -437,7 +403,7 @@ static void affine_k4_levels(const float *x, const uint8_t *s12, uint16_t d16, u
 {
     for (int j = 0; j < QK_K / 32; j++) {
         uint8_t sc, m;
-        unpack_scale_min_k4(j, s12, &sc, &m);
+        gq_unpack_scale_min_k4(j, s12, &sc, &m);
         const float d = gq_fp16_to_fp32(d16) * sc;
         if (!d)
             levels_qkx(x + 32 * j, 32, res, j0 + j, nmax, L + 32 * j);
@@ -572,7 +538,7 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
         else
             levels_affine(x + 16 * j, 16, d, mall * (y.scales[j] >> 4), 3, L + 16 * j);
     }
-    pack_2bit(L, y.qs);
+    gq_pack_2bit(L, y.qs);
     memcpy(dst, &y, sizeof y);
 }
 
@@ -592,7 +558,7 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
     uint8_t L[QK_K];
     const float dall = gq_fp16_to_fp32(y->d);
     for (int j = 0; j < QK_K / 16; j++) {
-        const float d = dall * (int8_t)q3_K_get_scale(y->scales, j);
+        const float d = dall * (int8_t)gq_q3_K_get_scale(y->scales, j);
         if (d) {
             levels_symmetric(x + 16 * j, 16, d, 4, L + 16 * j);
         } else if (sl->ref) {
@@ -634,7 +600,7 @@ static void q3_K_imatrix_block(const float *x, const float *qw, uint8_t *dst)
     const float d_block = gq_make_qx_quants(QK_K / 16, 32, res.scale, Ls, 1, res.sum_w);
     memset(y.scales, 0, sizeof y.scales);
     for (int j = 0; j < QK_K / 16; j++)
-        q3_K_put_scale(y.scales, j, Ls[j]);
+        gq_q3_K_put_scale(y.scales, j, Ls[j]);
     y.d = gq_fp32_to_fp16(d_block);
     const q3_search_levels sl = { NULL, 0, &res };
     q3_K_finish(x, &y, &sl);
@@ -659,7 +625,7 @@ static void q3_K_ref_quantize_scales(const float *scales, blk_q3_K *y)
             /* ggml narrows nearest_int to int8_t before clamping */
             int8_t l = (int8_t)gq_nearest_int(iscale * scales[j]);
             l = (int8_t)(GQ_MAX(-32, GQ_MIN(31, l)) + 32);
-            q3_K_put_scale(y->scales, j, l);
+            gq_q3_K_put_scale(y->scales, j, l);
         }
         y->d = gq_fp32_to_fp16(1 / iscale);
     } else {
@@ -684,7 +650,7 @@ static void q3_K_ref_group(const float *x, int nsb, uint8_t *dst)
     }
 }
 
-static int quantize_q3_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q3_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     const int64_t nb = n_per_row / QK_K, total = nrows * nb;
@@ -787,7 +753,9 @@ static void q8_K_block(const float *x, uint8_t *dst)
         vi_store_u8((uint8_t *)y.qs + k * LANES, q[k]);
         q[k] = vi_sext8(q[k]);   /* the stored int8, as the scalar sums it */
     }
-    bsums16(q, y.bsums);
+    int16_t bsums[QK_K / 16];   /* aligned for bsums16; y is byte-aligned */
+    bsums16(q, bsums);
+    memcpy(y.bsums, bsums, sizeof bsums);
     y.d = 1 / iscale;
     memcpy(dst, &y, sizeof y);
 }
@@ -814,13 +782,13 @@ static int quantize_affine_k4(const float *src, void *dst, int64_t nrows, int64_
     return GGUFQ_OK;
 }
 
-static int quantize_q4_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q4_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     return quantize_affine_k4(src, dst, nrows, n_per_row, imatrix, false);
 }
 
-static int quantize_q5_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q5_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     return quantize_affine_k4(src, dst, nrows, n_per_row, imatrix, true);
@@ -828,7 +796,7 @@ static int quantize_q5_K_lanes(const float *src, void *dst, int64_t nrows, int64
 
 /* One block at a time: Q2_K and Q6_K fill 16 lanes per super-block. */
 #define DEFINE_BLOCKWISE_QUANTIZER(name, block_fn, block_type)                                 \
-    static int name(const float *src, void *dst, int64_t nrows, int64_t n_per_row,             \
+    int GQ_ISA_NAME(name)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,       \
                     const float *imatrix)                                                      \
     {                                                                                          \
         const int64_t nb = n_per_row / QK_K, total = nrows * nb;                               \
@@ -838,10 +806,10 @@ static int quantize_q5_K_lanes(const float *src, void *dst, int64_t nrows, int64
         return GGUFQ_OK;                                                                       \
     }
 
-DEFINE_BLOCKWISE_QUANTIZER(quantize_q2_K_lanes, q2_K_block, blk_q2_K)
-DEFINE_BLOCKWISE_QUANTIZER(quantize_q6_K_lanes, q6_K_block, blk_q6_K)
+DEFINE_BLOCKWISE_QUANTIZER(quantize_q2_K, q2_K_block, blk_q2_K)
+DEFINE_BLOCKWISE_QUANTIZER(quantize_q6_K, q6_K_block, blk_q6_K)
 
-static int quantize_q8_K_lanes(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+int GQ_ISA_NAME(quantize_q8_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                                const float *imatrix)
 {
     (void)imatrix; /* Q8_K has no imatrix variant */
@@ -849,16 +817,6 @@ static int quantize_q8_K_lanes(const float *src, void *dst, int64_t nrows, int64
     for (int64_t b = 0; b < total; b++)
         q8_K_block(src + b * QK_K, (uint8_t *)dst + (size_t)b * sizeof(blk_q8_K));
     return GGUFQ_OK;
-}
-
-void GQ_KQ_FILL(gq_kernels t[GGUFQ_TYPE_COUNT])
-{
-    t[GGUFQ_TYPE_Q2_K].quantize = quantize_q2_K_lanes;
-    t[GGUFQ_TYPE_Q3_K].quantize = quantize_q3_K_lanes;
-    t[GGUFQ_TYPE_Q4_K].quantize = quantize_q4_K_lanes;
-    t[GGUFQ_TYPE_Q5_K].quantize = quantize_q5_K_lanes;
-    t[GGUFQ_TYPE_Q6_K].quantize = quantize_q6_K_lanes;
-    t[GGUFQ_TYPE_Q8_K].quantize = quantize_q8_K_lanes;
 }
 
 #endif

@@ -1,32 +1,18 @@
 /*
- * iq_lanes_avx512.h — lane helpers shared by the AVX-512 IQ quantizer files
+ * iq_util_avx512.h — lane helpers shared by the AVX-512 IQ quantizer files
  * (iq_quant_avx512.c, iq1_quant_avx512.c, iq3_quant_avx512.c), and the searches
  * the IQ1 and IQ3 files give iq_quant_avx512.c for its table.
  */
-#ifndef GGUFQ_SIMD_IQ_LANES_AVX512_H
-#define GGUFQ_SIMD_IQ_LANES_AVX512_H
+#ifndef GGUFQ_SIMD_IQ_UTIL_AVX512_H
+#define GGUFQ_SIMD_IQ_UTIL_AVX512_H
 
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "quants/iqsearch.h"
+#include "simd/x86_quant.h"
 
-
-/* ggml's nearest_int(x) in every lane: (bits(x + 1.5*2^23) & 0x7fffff) - 0x400000. */
-static inline __m256i nearest_int8(__m256 x)
-{
-    const __m256i bits = _mm256_castps_si256(_mm256_add_ps(x, _mm256_set1_ps(12582912.0f)));
-    return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007FFFFF)),
-                            _mm256_set1_epi32(0x00400000));
-}
-
-static inline __m128i nearest_int4(__m128 x)
-{
-    const __m128i bits = _mm_castps_si128(_mm_add_ps(x, _mm_set1_ps(12582912.0f)));
-    return _mm_sub_epi32(_mm_and_si128(bits, _mm_set1_epi32(0x007FFFFF)),
-                         _mm_set1_epi32(0x00400000));
-}
 
 /*
  * Running best of a neighbour search, updated with 16 candidate distances

@@ -1,5 +1,5 @@
 /*
- * test_quant_iq_split.c — the x86 IQ1 split searches (iqsearch.h hooks
+ * test_iqsearch_iq1_split_x86.c — the x86 IQ1 split searches (iqsearch.h hooks
  * iq1s_split and iq1m_split of src/simd/avx2 and avx512) against the scalar
  * ones, result for result, on prefix sums that reach their corners: the
  * SIMD searches guess the scalar's winners as the records of the scores and
@@ -23,7 +23,7 @@
  * winner changes), which it must settle right or leave to the exact search.
  * The IQ1 sort gets distinct values, ties, all-equal values, +-0, infinities
  * and NaN, for n = 16 and 32.
- * The whole quantizers' corners are in test_quant_iq_neon.c.
+ * The whole quantizers' corners are in test_quant_iq_corners.c.
  */
 #include "testutil.h"
 
@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "quants/iqsearch.h"
+#include "simd/simd.h"
 #include "quants/tables.h"
 
 #if defined(__x86_64__) || defined(_M_X64)

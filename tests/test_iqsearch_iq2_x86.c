@@ -1,5 +1,5 @@
 /*
- * test_quant_iq2_lanes.c — the x86 IQ2 searches (iqsearch.h hooks
+ * test_iqsearch_iq2_x86.c — the x86 IQ2 searches (iqsearch.h hooks
  * iq2_search, iq2_trials and iq2_prep of src/simd/avx2 and avx512) against
  * the scalar ones, result for result, and gq_make_qp_quants against ggml's
  * sequential algorithm (restated here as the reference), on inputs that
@@ -30,6 +30,7 @@
 
 #include "quants/common.h"
 #include "quants/iqsearch.h"
+#include "simd/simd.h"
 #include "quants/qhelpers.h"
 #include "quants/tables.h"
 

@@ -1,16 +1,16 @@
 /*
- * lanes_neon.h — the NEON layer of the lane-per-sub-block quantizers
+ * vec_neon.h — the NEON layer of the lane-per-sub-block quantizers
  * (4 lanes of float32x4_t, masks are all-ones uint32 lanes): the vf/vi/vm helpers, LANES,
  * vi_nearest (ggml's nearest_int trick), gather_lanes / gather_rows
  * (sub-blocks to lanes) and bsums16 (Q8_K's sums).
  *
- * Included by the NEON kernel files that use src/simd/search_lanes.h
+ * Included by the NEON kernel files that use src/simd/portable/search-inl.h
  * (neon/kquants_quant_neon.c, neon/legacy_imatrix_neon.c) before that
  * header; every helper is static inline or marked unused, so a file may
  * use any subset.
  */
-#ifndef GGUFQ_LANES_NEON_H
-#define GGUFQ_LANES_NEON_H
+#ifndef GGUFQ_VEC_NEON_H
+#define GGUFQ_VEC_NEON_H
 
 #include <arm_neon.h>
 #include <stdbool.h>
@@ -18,6 +18,10 @@
 #include <string.h>
 
 #define LANES 4
+
+/* What a portable body (src/simd/portable/<name>-inl.h) defines for this ISA
+ * is named gq_neon_<name>, so each instantiation's symbols say which ISA they are. */
+#define GQ_ISA_NAME(name) gq_neon_##name
 
 typedef float32x4_t vf;   /* one float per lane */
 typedef int32x4_t   vi;   /* one int32 per lane */
