@@ -23,14 +23,14 @@ static int put(PyObject *d, const char *key, PyObject *v)
 }
 
 /* The metrics, keyed as the CLI's JSON (wmse only with importance weights); sums on request. */
-static int put_metrics(PyObject *d, const ggufq_metrics *m, bool with_n, bool with_identical, bool sums)
+static int put_metrics(PyObject *d, const ggufq_metrics *m, bool with_n, bool sums)
 {
     if ((with_n && put(d, "n", PyLong_FromLongLong(m->n)) < 0) ||
         put(d, "rmse", PyFloat_FromDouble(m->rmse)) < 0 ||
         put(d, "max_abs", PyFloat_FromDouble(m->max_abs)) < 0 ||
         put(d, "nmse", PyFloat_FromDouble(m->nmse)) < 0 ||
         put(d, "cosine", PyFloat_FromDouble(m->cosine)) < 0 ||
-        (with_identical && put(d, "identical", PyBool_FromLong(m->identical)) < 0) ||
+        put(d, "identical", PyBool_FromLong(m->identical)) < 0 ||
         (m->has_wmse && put(d, "wmse", PyFloat_FromDouble(m->wmse)) < 0))
         return -1;
     if (sums && (put(d, "sum_sq_diff", PyFloat_FromDouble(m->sum_sq_diff)) < 0 ||
@@ -44,7 +44,7 @@ static int put_metrics(PyObject *d, const ggufq_metrics *m, bool with_n, bool wi
 static PyObject *metrics_dict(const ggufq_metrics *m)
 {
     PyObject *d = PyDict_New();
-    if (d && put_metrics(d, m, true, true, true) < 0)
+    if (d && put_metrics(d, m, true, true) < 0)
         Py_CLEAR(d);
     return d;
 }
@@ -200,7 +200,7 @@ static PyObject *diff_tensor(const ggufq_file *a, const ggufq_file *b, const ggu
         goto fail;
     if (t->kind == GGUFQ_DIFF_COMPARED) {
         if (put(d, "type_a", type_name_of(t->type_a)) < 0 || put(d, "type_b", type_name_of(t->type_b)) < 0 ||
-            put(d, "n", PyLong_FromLongLong(t->n)) < 0 || put_metrics(d, &t->m, false, true, false) < 0)
+            put(d, "n", PyLong_FromLongLong(t->n)) < 0 || put_metrics(d, &t->m, false, false) < 0)
             goto fail;
     } else if (t->kind == GGUFQ_DIFF_SHAPE) {
         if (put(d, "type_a", type_name_of(t->type_a)) < 0 || put(d, "type_b", type_name_of(t->type_b)) < 0 ||
@@ -344,7 +344,11 @@ static PyObject *stats_candidate(const ggufq_stats_candidate *c)
 {
     PyObject *d = PyDict_New();
     if (!d || put(d, "bytes", PyLong_FromUnsignedLongLong(c->bytes)) < 0 ||
-        put(d, "bpw", PyFloat_FromDouble(c->bpw)) < 0 || put_metrics(d, &c->m, false, false, false) < 0 ||
+        put(d, "bpw", PyFloat_FromDouble(c->bpw)) < 0 ||   /* the CLI's order: nmse before max_abs */
+        put(d, "rmse", PyFloat_FromDouble(c->m.rmse)) < 0 || put(d, "nmse", PyFloat_FromDouble(c->m.nmse)) < 0 ||
+        put(d, "max_abs", PyFloat_FromDouble(c->m.max_abs)) < 0 ||
+        put(d, "cosine", PyFloat_FromDouble(c->m.cosine)) < 0 ||
+        (c->m.has_wmse && put(d, "wmse", PyFloat_FromDouble(c->m.wmse)) < 0) ||
         (c->fallback && put(d, "fallback", type_name_of(c->used)) < 0)) {
         Py_XDECREF(d);
         return NULL;
