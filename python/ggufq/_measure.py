@@ -36,10 +36,31 @@ def _imatrix(imatrix, ncols, what):
 
 def _path(p, what):
     try:
-        return os.fspath(p)
+        p = os.fspath(p)
     except TypeError:
         raise Error(f"{what} must be a path (str, bytes or os.PathLike), not {type(p).__name__}",
                     STATUS["INVALID_ARG"]) from None
+    if ("\0" if isinstance(p, str) else b"\0") in p:
+        raise Error(f"{what}: a path cannot hold a NUL character", STATUS["INVALID_ARG"])
+    return p
+
+
+_CACHE_HEADER = b"ggufq stats cache "
+
+
+def _check_cache(cache):
+    """Refuse a cache path holding something else. The library rewrites any file
+    it does not read as a cache (of this version): given the model, the imatrix
+    or any other file by mistake, it would replace it."""
+    try:
+        with open(cache, "rb") as f:
+            head = f.read(len(_CACHE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise Error(f"{os.fsdecode(cache)}: cannot read the stats cache: {e.strerror}", STATUS["IO"]) from None
+    if head and head != _CACHE_HEADER:
+        raise Error(f"{os.fsdecode(cache)}: not a ggufq stats cache; refusing to replace it", STATUS["FORMAT"])
 
 
 def error_metrics(ref, x, imatrix=None):
@@ -132,7 +153,8 @@ def stats(path, types, imatrix=None, threads=None, cache=None):
 
     types: ggml types (names, ids, or one "q4_K,q5_K" string). imatrix: a GGUF
     or legacy .dat imatrix file (used as requant uses it, and for wmse).
-    cache: a stats-cache file (results reused, new ones added). Returns
+    cache: a stats-cache file (results reused, new ones added; an existing
+    file that is not one is refused, never replaced). Returns
     {"tensors": [{"name", "shape", "n", "in_type", "candidates": {T: {"bytes",
     "bpw", "rmse", "nmse", "max_abs", "cosine", "wmse" (with imatrix),
     "fallback" (the type used instead, if any)}}}], "totals": {T: {"bytes",
@@ -142,4 +164,6 @@ def stats(path, types, imatrix=None, threads=None, cache=None):
     ids = _type_ids(types)
     im = None if imatrix is None else _path(imatrix, "stats: imatrix")
     c = None if cache is None else _path(cache, "stats: cache")
+    if c is not None:
+        _check_cache(c)
     return _ggufq.stats(p, ids, im, _threads(threads), c)

@@ -291,6 +291,8 @@ def status(name):
     (lambda: ggufq.stats(TINY, 12), "INVALID_ARG"),
     (lambda: ggufq.stats(TINY, ["q4_K"], threads="2"), "INVALID_ARG"),
     (lambda: ggufq.stats(None, ["q4_K"]), "INVALID_ARG"),
+    (lambda: ggufq.diff("a\0b", TINY), "INVALID_ARG"),
+    (lambda: ggufq.stats(TINY, ["q4_K"], cache=b"c\0"), "INVALID_ARG"),
 ])
 def test_bad_arguments(call, st):
     with pytest.raises(ggufq.Error) as e:
@@ -321,3 +323,18 @@ def test_file_errors_name_the_file(tmp_path, models):
     assert str(bad_im) in str(e.value)
     with pytest.raises(ggufq.Error):
         ggufq.stats(models / "a.gguf", ["q4_K"], imatrix=bad_im)
+
+
+def test_stats_cache_never_replaces_another_file(models, tmp_path):
+    """The library rewrites any file it cannot read as a cache (issue: with
+    --stats-cache IN it replaced the model): the binding refuses such a path."""
+    for victim in (models / "a.gguf", models / "imatrix.dat"):
+        before = victim.read_bytes()
+        with pytest.raises(ggufq.Error) as e:
+            ggufq.stats(models / "a.gguf", ["q4_K"], imatrix=models / "imatrix.dat", cache=victim)
+        assert e.value.status == status("FORMAT") and "not a ggufq stats cache" in str(e.value)
+        assert victim.read_bytes() == before
+    empty = tmp_path / "empty.stats"
+    empty.write_bytes(b"")
+    assert ggufq.stats(models / "a.gguf", ["q4_K"], cache=empty)["cache_hits"] == 0
+    assert ggufq.stats(models / "a.gguf", ["q4_K"], cache=empty)["cache_hits"] > 0
