@@ -61,17 +61,19 @@ def test_gguf_py_test_quants_through_the_shim(gguf_py, monkeypatch, caplog):
     caplog.set_level(logging.INFO, logger="test-quants")
     test_quants.do_test(libggml, quick=False)
 
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert errors == []
-    tested = {r.getMessage().split()[1] for r in caplog.records if r.getMessage().startswith("Testing ")}
-    matches = [r.getMessage() for r in caplog.records if "matches exactly" in r.getMessage()]
+    messages = [r.getMessage() for r in caplog.records]
+    assert [m for r, m in zip(caplog.records, messages) if r.levelno >= logging.ERROR] == []
+    tested = {m.split()[1].lower() for m in messages if m.startswith("Testing ")}
+    matched = {m.split(" matches exactly")[0].lower() for m in messages if " matches exactly" in m}
     assert len(tested) >= 20, tested   # gguf-py 0.10: F16, BF16 and 21 block types
-    tested = {t.lower() for t in tested}
-    # every type but F16 (gguf-py's own cast) is decoded by ggufq
-    assert {t.lower() for t in ran["dequantize"]} == tested - {"f16"}
-    # and encoded, but those that need an importance matrix (gguf-py: not implemented, so not compared)
+    known = {t.name.lower() for t in ggufq.TYPES.values()}
     needs_im = {t.name.lower() for t in ggufq.TYPES.values() if t.needs_imatrix}
-    assert {t.lower() for t in ran["quantize"]} == tested - {"f16"} - needs_im
-    # quantize (where both have it), dequantize ggml's blocks, dequantize random bytes: all exact
-    assert len(matches) == 3 * len(tested) - len(tested & needs_im)
+    # ggufq decodes every type it knows but F16 (gguf-py's own cast), and encodes those that need
+    # no importance matrix (the others stay gguf-py's: not implemented there, so not compared)
+    assert {t.lower() for t in ran["dequantize"]} == (tested & known) - {"f16"}
+    assert {t.lower() for t in ran["quantize"]} == (tested & known) - {"f16"} - needs_im
+    for t in tested:   # ggml's blocks and random bytes decode alike; ggufq's encodings are ggml's
+        assert {f"dequantization from {t}", f"dequantization from random f16 data as {t}"} <= matched, t
+    for t in ran["quantize"]:
+        assert f"quantization to {t.lower()}" in matched, t
     assert gguf.quants.dequantize.__doc__ == "gguf.quants.dequantize, run by ggufq"
