@@ -367,7 +367,9 @@ static PyObject *stats_tensor(const ggufq_stats_tensor *t, const ggufq_type *typ
     for (size_t k = 0; k < n_types; k++)
         if (put(cands, ggufq_type_name(types[k]), stats_candidate(&t->candidates[k])) < 0)
             goto fail;
-    const int bad = put(d, "name", name_of(t->name)) < 0 || put(d, "shape", shape) < 0;
+    if (put(d, "name", name_of(t->name)) < 0)
+        goto fail;
+    const int bad = put(d, "shape", shape) < 0;   /* put took shape */
     shape = NULL;
     if (bad || put(d, "n", PyLong_FromLongLong(t->n)) < 0 || put(d, "in_type", type_name_of(t->in_type)) < 0)
         goto fail;
