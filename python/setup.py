@@ -40,7 +40,8 @@ def library_groups():
     """(sources, extra flags) of libggufq, as the top CMakeLists.txt builds it."""
     src = ROOT / "src"
     groups = [
-        (sorted(src.glob("gguf/*.c")) + sorted(src.glob("api/*.c")) + sorted(src.glob("requant/*.c")), []),
+        (sorted(src.glob("gguf/*.c")) + sorted(src.glob("api/*.c")) + sorted(src.glob("requant/*.c")) +
+         sorted(src.glob("measure/*.c")), []),
         (sorted(src.glob("quants/*.c")) + [src / "simd" / "dispatch.c"], KERNEL_FLAGS),
     ]
     machine = platform.machine().lower()
@@ -80,12 +81,15 @@ class BuildLibggufq(build_ext):
         workers = max(1, min(len(jobs), int(os.environ.get("GGUFQ_BUILD_JOBS", os.cpu_count() or 1))))
         with ThreadPoolExecutor(workers) as pool:
             ext.extra_objects = list(pool.map(compile_one, jobs)) + list(ext.extra_objects or [])
+        # always recompile csrc/ (five small files) and relink: setuptools would skip the link
+        # when only library objects changed or were added
+        self.force = True
         super().build_extension(ext)
 
 
 ext = Extension(
     "ggufq._ggufq",
-    sources=["csrc/module.c", "csrc/file.c", "csrc/strarray.c", "csrc/writer.c"],
+    sources=["csrc/module.c", "csrc/file.c", "csrc/strarray.c", "csrc/writer.c", "csrc/measure.c"],
     include_dirs=[str(ROOT / "include"), "csrc"],
     extra_compile_args=["-std=c11", "-O2", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers"],

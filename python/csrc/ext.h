@@ -1,5 +1,5 @@
 /*
- * ext.h — what the three files of the ggufq._ggufq extension share.
+ * ext.h — what the files of the ggufq._ggufq extension share.
  *
  * Every pointer handed to libggufq comes from a Py_buffer whose length was
  * checked here first; the GIL is released around every library call that
@@ -25,6 +25,7 @@ PyObject *ext_array_from_bytes(PyObject *bytes, int elem_type);
 extern PyTypeObject ext_mapping_type;
 extern PyTypeObject ext_view_type;
 PyObject *ext_open(PyObject *self, PyObject *args);
+PyObject *ext_value_to_py(const ggufq_value *v);   /* a metadata value as GGUFFile.metadata gives it */
 
 /* strarray.c */
 extern PyTypeObject ext_strarray_type;
@@ -34,5 +35,11 @@ PyObject *ext_decode_utf8(const char *p, Py_ssize_t len);
 /* writer.c */
 extern PyTypeObject ext_writer_type;
 PyObject *ext_requant(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* measure.c: ggufq diff / stats and the error metrics */
+PyObject *ext_error_metrics(PyObject *self, PyObject *args);
+PyObject *ext_quantization_error(PyObject *self, PyObject *args);
+PyObject *ext_diff(PyObject *self, PyObject *args);
+PyObject *ext_stats(PyObject *self, PyObject *args);
 
 #endif

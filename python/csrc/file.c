@@ -158,6 +158,11 @@ static PyObject *value_to_py(const ggufq_value *v)
     return r;
 }
 
+PyObject *ext_value_to_py(const ggufq_value *v)
+{
+    return value_to_py(v);
+}
+
 /* metadata() -> {key: value} in file order, and {key: (type, elem_type)} */
 static PyObject *mapping_metadata(mapping *m, PyObject *unused)
 {

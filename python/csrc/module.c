@@ -260,6 +260,11 @@ static PyMethodDef methods[] = {
     { "quantize", quantize, METH_VARARGS, "quantize(src, type, dst, nrows, n_per_row, imatrix, nthreads)" },
     { "open", ext_open, METH_VARARGS, "open(path) -> Mapping" },
     { "requant", (PyCFunction)(void (*)(void))ext_requant, METH_VARARGS | METH_KEYWORDS, NULL },
+    { "error_metrics", ext_error_metrics, METH_VARARGS, "error_metrics(ref, x, nrows, ncols, imatrix)" },
+    { "quantization_error", ext_quantization_error, METH_VARARGS,
+      "quantization_error(x, type, nrows, ncols, imatrix, nthreads)" },
+    { "diff", ext_diff, METH_VARARGS, "diff(path_a, path_b, imatrix, nthreads)" },
+    { "stats", ext_stats, METH_VARARGS, "stats(path, type ids, imatrix, nthreads, cache)" },
     { NULL, NULL, 0, NULL }
 };
 

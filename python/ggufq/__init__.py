@@ -6,11 +6,14 @@ GGUF reader/writer (libggufq, compiled into this package).
     ggufq.GGUFFile(path)                 # metadata, tensors (zero-copy views)
     ggufq.GGUFWriter(path)               # atomic GGUF writer
     ggufq.requant(src, dst, "Q4_K_M")    # llama-quantize's output, byte for byte
+    ggufq.stats(path, ["q4_K", "q5_K"])  # what each type would cost (ggufq stats)
+    ggufq.diff(a, b)                     # b's error against a, tensor by tensor (ggufq diff)
     ggufq.compat.patch_gguf()            # make gguf-py use ggufq
 """
 from . import _ggufq
 from ._core import STATUS, TYPES, Error, StringArray, TypeInfo, dequantize, quantize, type_info
 from ._file import GGUFFile, Tensor
+from ._measure import diff, error_metrics, quantization_error, stats
 from ._writer import GGUFWriter, requant
 
 __version__ = "0.1.0"
@@ -27,7 +30,8 @@ def thread_count(threads=0):
 
 
 __all__ = ["Error", "StringArray", "STATUS", "TYPES", "TypeInfo", "type_info", "dequantize", "quantize", "GGUFFile",
-           "Tensor", "GGUFWriter", "requant", "library_info", "thread_count", "compat"]
+           "Tensor", "GGUFWriter", "requant", "error_metrics", "quantization_error", "diff", "stats",
+           "library_info", "thread_count", "compat"]
 
 
 def __getattr__(name):
