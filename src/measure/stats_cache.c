@@ -4,7 +4,9 @@
  * Format: the line "ggufq stats cache 1 <library version>\n", then records
  * of RECORD_BYTES: the key (content hash, importance hashes, shape, input
  * type, candidate type) and the metrics, little-endian. A file of another
- * version is ignored (kernels may have changed) and rewritten. Lookups: the
+ * version is ignored (kernels may have changed) and rewritten; any other
+ * non-empty file is refused, never replaced (it may be the model itself, an
+ * imatrix, anything a mistyped path names). Lookups: the
  * records read are sorted by key and searched; records added in a run are
  * appended and written back at the end through a temporary file renamed
  * over the old one.
@@ -31,11 +33,43 @@ struct gq_stats_cache {
     size_t  n_sorted, n, cap;
 };
 
-static const char *header(void)
+#define CACHE_MAGIC "ggufq stats cache "   /* every version's header starts so */
+#define HEADER_CAP 64
+
+static void make_header(char h[HEADER_CAP])
 {
-    static char h[64];
-    snprintf(h, sizeof h, "ggufq stats cache 1 %s\n", ggufq_version());
-    return h;
+    snprintf(h, HEADER_CAP, CACHE_MAGIC "1 %s\n", ggufq_version());
+}
+
+/*
+ * What is at path may be replaced by a cache: nothing, an empty file, or a
+ * regular file that starts as a stats cache does. fp: that file open for
+ * reading, or NULL to open it here.
+ */
+static int check_replaceable(const char *path, FILE *fp, ggufq_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT ? GGUFQ_OK
+                               : gq_rq_fail(err, GGUFQ_E_IO, "%s: stats cache: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))   /* a FIFO would block, a device never end */
+        return gq_rq_fail(err, GGUFQ_E_IO, "%s: the stats cache must be a regular file", path);
+    if (st.st_size == 0)
+        return GGUFQ_OK;
+    FILE *own = fp ? NULL : fopen(path, "rb");
+    FILE *in = fp ? fp : own;
+    if (!in)
+        return gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot open the stats cache: %s", path, strerror(errno));
+    char start[sizeof CACHE_MAGIC] = { 0 };
+    size_t got = fread(start, 1, sizeof CACHE_MAGIC - 1, in);
+    if (own)
+        fclose(own);
+    else
+        rewind(in);
+    if (got != sizeof CACHE_MAGIC - 1 || memcmp(start, CACHE_MAGIC, sizeof CACHE_MAGIC - 1) != 0)
+        return gq_rq_fail(err, GGUFQ_E_FORMAT,
+                          "%s: not a ggufq stats cache: refusing to replace it (name a new file)", path);
+    return GGUFQ_OK;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -111,17 +145,20 @@ int gq_stats_cache_open(const char *path, gq_stats_cache **out, ggufq_error *err
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
     }
     *out = c;
-    /* only a regular file is read or replaced (a FIFO would block, a device never end) */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return gq_rq_fail(err, GGUFQ_E_IO, "%s: the stats cache must be a regular file", path);
+    int rc = check_replaceable(path, NULL, err);
+    if (rc != GGUFQ_OK)
+        return rc;
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return errno == ENOENT ? GGUFQ_OK
                                : gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot open the stats cache: %s", path,
                                             strerror(errno));
-    char line[64] = { 0 };
-    const char *h = header();
+    if ((rc = check_replaceable(path, fp, err)) != GGUFQ_OK) {   /* the file opened may be another */
+        fclose(fp);
+        return rc;
+    }
+    char line[HEADER_CAP] = { 0 }, h[HEADER_CAP];
+    make_header(h);
     if (fread(line, 1, strlen(h), fp) == strlen(h) && memcmp(line, h, strlen(h)) == 0) {
         uint8_t buf[RECORD_WORDS * 8];
         while (fread(buf, 1, sizeof buf, fp) == sizeof buf) {
@@ -221,8 +258,10 @@ static int write_all(gq_stats_cache *c, ggufq_error *err)
     }
     FILE *fp = fdopen(fd, "wb");
     bool ok = fp != NULL;
+    char h[HEADER_CAP];
+    make_header(h);
     if (ok)
-        ok = fputs(header(), fp) >= 0;
+        ok = fputs(h, fp) >= 0;
     for (size_t i = 0; ok && i < c->n; i++) {
         uint8_t buf[RECORD_WORDS * 8];
         for (int k = 0; k < RECORD_WORDS; k++)
@@ -238,11 +277,16 @@ static int write_all(gq_stats_cache *c, ggufq_error *err)
     } else {
         close(fd);
     }
+    int rc = GGUFQ_OK;
+    if (ok && (rc = check_replaceable(c->path, NULL, err)) != GGUFQ_OK) {   /* changed since the start */
+        unlink(tmp);
+        free(tmp);
+        return rc;
+    }
     if (ok && rename(tmp, c->path) != 0) {
         e = errno;
         ok = false;
     }
-    int rc = GGUFQ_OK;
     if (!ok) {
         unlink(tmp);
         rc = gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot write the stats cache: %s", c->path, strerror(e));

@@ -229,6 +229,20 @@ cp "$TMP/out" "$TMP/stats-cold.json"
 run stats "$FIXTURE" --types q4_K,q8_0 --json --stats-cache "$TMP/cache"
 cmp -s "$TMP/out" "$TMP/stats-cold.json" && echo "ok: --stats-cache gives the same output" ||
     fail "--stats-cache: a cached run prints other numbers"
+# A path that names anything but a stats cache (the model itself, an imatrix) is never replaced.
+cp "$FIXTURE" "$TMP/model-copy.gguf"
+for victim in "$TMP/model-copy.gguf" "$TMP/im.dat"; do
+    cp "$victim" "$TMP/victim-before"
+    run stats "$TMP/model-copy.gguf" --types q8_0 --stats-cache "$victim"
+    expect 1 "stats --stats-cache $(basename "$victim")" &&
+        err_has "ggufq: $victim: not a ggufq stats cache: refusing to replace it (name a new file)" "foreign cache"
+    cmp -s "$victim" "$TMP/victim-before" && echo "ok: $(basename "$victim") kept as it was" ||
+        fail "--stats-cache $(basename "$victim"): the file was changed"
+done
+: >"$TMP/empty-cache"
+run stats "$FIXTURE" --types q8_0 --stats-cache "$TMP/empty-cache"
+expect 0 "stats with an empty cache file" && head -c 18 "$TMP/empty-cache" | grep -q "^ggufq stats cache " &&
+    echo "ok: an empty file becomes a cache" || fail "an empty cache file was not filled"
 
 # ---- bounded memory: 768 MiB of tensors under a 1 GiB address-space limit ---------
 # A (f16) and B (f32) hold two [4096, 16384] tensors each, all holes: 256 MiB and
