@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +20,6 @@
 #include "gguf/errors.h"
 #include "requant/plan.h"
 #include "requant/requant_internal.h"
-
-int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes file text */
-    va_end(ap);
-    return status;
-}
 
 void ggufq_requant_options_init(ggufq_requant_options *opts)
 {

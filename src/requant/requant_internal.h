@@ -12,13 +12,10 @@
 #include <stdint.h>
 
 #include "ggufq.h"
+#include "gguf/errors.h"
 
-/* Record a failure in err (if not NULL); returns status. */
-int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* A failure about no single file (messages name what they quote): gq_fail's. */
+#define gq_rq_fail(err, status, ...) gq_fail((err), (status), NULL, GGUFQ_NO_OFFSET, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------- */
 /* Split models (shards.c)                                                   */
