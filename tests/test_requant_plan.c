@@ -21,6 +21,7 @@
 
 #include "quants/fp16.h"
 #include "requant/plan.h"
+#include "requant/requant_internal.h"   /* gq_plan_order: the product's order */
 
 /* ------------------------------------------------------------------------- */
 /* The peer                                                                  */
@@ -271,7 +272,7 @@ static void plan_file(const char *path, const ggufq_requant_options *opts, int f
         memcpy(file_order[i].dims, ti.dims, sizeof ti.dims);
     }
     /* the plan takes the tensors in llama.cpp's order; p->in and p->out are in that order */
-    gq_plan_order(file_order, p->n, p->order);
+    assert_int_equal(gq_plan_order(file_order, p->n, p->order), GGUFQ_OK);
     for (int64_t k = 0; k < p->n; k++)
         p->in[k] = file_order[p->order[k]];
     free(file_order);

@@ -677,35 +677,6 @@ static uint64_t tensor_bytes(ggufq_type ty, const int64_t *dims)
 /* Entry points                                                                 */
 /* --------------------------------------------------------------------------- */
 
-static int layer_key(const char *name)
-{
-    int il = -1;
-    if (sscanf(name, "blk.%d.", &il) != 1)
-        il = -1;
-    return il;
-}
-
-static const gq_plan_input *g_sort_in;
-
-static int cmp_order(const void *a, const void *b)
-{
-    const gq_plan_input *x = &g_sort_in[*(const int64_t *)a], *y = &g_sort_in[*(const int64_t *)b];
-    int lx = layer_key(x->name), ly = layer_key(y->name);
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-void gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order)
-{
-    for (int64_t i = 0; i < n; i++)
-        order[i] = i;
-    /* names are unique in a model, so the sort needs no tie-breaking (qsort is not stable) */
-    g_sort_in = in;
-    qsort(order, (size_t)n, sizeof *order, cmp_order);
-    g_sort_in = NULL;
-}
-
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err)

@@ -6,16 +6,16 @@
  * tensors are quantizable, the recipe's per-tensor rules (attn_v, ffn_down,
  * output, token_embd, use_more_bits, GQA and expert cases, layer counting),
  * user overrides, and the fallbacks for rows that are not a multiple of the
- * block size. The engine (requant.c) then only executes the plan.
+ * block size. The engine (run.c) then only executes the plan.
  *
  * Order matters: llama.cpp visits (and writes) tensors sorted by layer number
  * ("blk.N." prefix; tensors without one first), then by name — the order of
  * its weights map. Its per-layer counters (attn_v's use_more_bits, Q3_K_M's
  * first two attn_v, the ffn_down layer index of dense models) follow that
  * order (with keep_split: shard by shard, in file order). gq_plan_build takes
- * the tensors IN THAT ORDER and applies the counters as it goes; gq_plan_order
- * gives the (layer, name) order. The engine must also write the tensors in it
- * to produce llama.cpp's bytes.
+ * the tensors IN THAT ORDER and applies the counters as it goes; plan_make.c
+ * puts them in it (and gq_plan_order, for tests, with the same comparison).
+ * The engine writes the tensors in it too, to produce llama.cpp's bytes.
  */
 #ifndef GGUFQ_REQUANT_PLAN_H
 #define GGUFQ_REQUANT_PLAN_H
@@ -133,8 +133,5 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
  * tensor stays empty and the file stays loadable.
  */
 uint32_t gq_output_dims(uint32_t n_dims, const int64_t *dims);
-
-/* order[0..n-1] = indices of in[] in llama.cpp's processing and writing order. */
-void gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order);
 
 #endif
