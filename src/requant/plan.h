@@ -100,11 +100,6 @@ int gq_ftype_guess(ggufq_type type);
 /* "COPY" (any case): llama-quantize's only_copy, every tensor kept as it is. */
 bool gq_target_is_copy(const char *target);
 
-/* llama_ftype_get_default_type: the default tensor type of an ftype; -1 if none. */
-int gq_ftype_default_type(int ftype);
-/* The recipe name of an ftype ("Q4_K_M"); NULL if none. */
-const char *gq_ftype_name(int ftype);
-
 /*
  * Fill out[i] for n tensors, given in llama.cpp's processing order (see
  * above): every field (name points at in[i].name; n_dims is the output's,
