@@ -322,15 +322,16 @@ static bool imatrix_fits(int64_t n, int64_t ne0, int64_t ne2)
     return ne2 != 0 && ne0 <= INT64_MAX / ne2 && n == ne0 * ne2;
 }
 
-/* Output sizes, checked against the types' block sizes. */
-static int size_outputs(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
+/*
+ * gq_plan_build sized every entry; the converted ones are checked here against
+ * their types' block sizes and 2^64 bytes (with the file named), and counted.
+ */
+static int check_sizes(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
 {
     for (int64_t i = 0; i < p->n; i++) {
-        ggufq_plan_entry *e = &p->entries[i];
+        const ggufq_plan_entry *e = &p->entries[i];
         const char *file = ggufq_file_name(s->files[p->shard[i]]);
-        if (e->out_type == e->in_type) {
-            e->out_bytes = e->in_bytes;
-        } else {
+        if (e->out_type != e->in_type) {
             int64_t ne0 = e->dims[0];
             uint64_t rows = ne0 > 0 ? rows_of(e->dims) : 0;
             size_t row = ggufq_row_size(e->out_type, ne0);
@@ -343,7 +344,6 @@ static int size_outputs(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
                 return gq_fail(err, GGUFQ_E_OVERFLOW, file, GGUFQ_NO_OFFSET,
                                "tensor '%s': %llu rows of %s take more than 2^64 bytes", e->name,
                                (unsigned long long)rows, tn);
-            e->out_bytes = (uint64_t)row * rows;
         }
         p->out_total += e->out_bytes;
     }
@@ -537,7 +537,7 @@ int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has
         if (rc == GGUFQ_OK)
             rc = check_requantize(p, opts, ggufq_file_name(s->files[0]), err);
         if (rc == GGUFQ_OK)
-            rc = size_outputs(p, s, err);
+            rc = check_sizes(p, s, err);
     }
     free(in);
     if (rc < 0) {
