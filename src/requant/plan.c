@@ -171,7 +171,7 @@ static int layer_of(policy *p, int counter, const char *name, int *layer)
             return gq_rq_fail(p->err, GGUFQ_E_FORMAT, "cannot determine the layer of tensor %s", name);
         if (il < 0 || il >= p->n_layer)
             return gq_rq_fail(p->err, GGUFQ_E_FORMAT, "bad layer %d for tensor %s (must be in [0, %d))",
-                        il, name, p->n_layer);
+                              il, name, p->n_layer);
         *layer = il;
         return GGUFQ_OK;
     }
@@ -423,9 +423,9 @@ static int fit_rows(policy *p, const gq_plan_input *t, ggufq_type *io, const cha
         /* the peer keeps a type of blocks of <= 32 (then f16 below) and gives up on larger ones */
         if (ggufq_type_block_size(ty) > 32)
             return gq_rq_fail(p->err, GGUFQ_E_BAD_SIZE,
-                        "tensor %s: rows of %lld weights do not fit %s (blocks of %lld) and llama.cpp "
-                        "defines no fallback for it", t->name, (long long)ncols,
-                        ggufq_type_name(ty), (long long)ggufq_type_block_size(ty));
+                              "tensor %s: rows of %lld weights do not fit %s (blocks of %lld) and llama.cpp "
+                              "defines no fallback for it", t->name, (long long)ncols,
+                              ggufq_type_name(ty), (long long)ggufq_type_block_size(ty));
         fb = ty;
         break;
     }
@@ -569,11 +569,11 @@ static int compile_patterns(policy *p, const ggufq_requant_options *opts)
         const char *eq = spec ? strchr(spec, '=') : NULL;
         if (!eq || eq == spec || eq[1] == '\0')
             return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG,
-                        "--tensor-type '%s': expected REGEX=TYPE", spec ? spec : "(null)");
+                              "--tensor-type '%s': expected REGEX=TYPE", spec ? spec : "(null)");
         int ty = ggufq_type_from_name(eq + 1);
         if (ty < 0 || !usable_type(ty))
             return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--tensor-type '%s': '%s' is not a type to "
-                        "quantize to", spec, eq + 1);
+                              "quantize to", spec, eq + 1);
         char *re = posix_pattern(spec, (size_t)(eq - spec));
         if (!re)
             return gq_rq_fail(p->err, GGUFQ_E_NOMEM, "out of memory");
@@ -620,10 +620,10 @@ static int setup(policy *p, const gq_model_info *m, const gq_plan_input *in, int
     p->token_embd_type = opts->token_embedding_type;
     if (p->output_type >= 0 && !usable_type(p->output_type))
         return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--output-tensor-type: %d is not a type to quantize to",
-                    p->output_type);
+                          p->output_type);
     if (p->token_embd_type >= 0 && !usable_type(p->token_embd_type))
         return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--token-embedding-type: %d is not a type to quantize to",
-                    p->token_embd_type);
+                          p->token_embd_type);
 
     const char *arch = m->arch ? m->arch : "";
     int64_t n_head_kv = m->n_head_kv > 0 ? m->n_head_kv : m->n_head;
@@ -703,11 +703,10 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
             bool needs = gq_tensor_requires_imatrix(t->name, e->out_type, ftype);
             if (needs && !has_imatrix) {   /* a dry run too: it refuses what the run refuses */
                 st = gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
-                          "this quantization needs an importance matrix (--imatrix): tensor %s would "
-                          "be %s, which is only usable with one", t->name, ggufq_type_name(e->out_type));
+                                "this quantization needs an importance matrix (--imatrix): tensor %s would "
+                                "be %s, which is only usable with one", t->name, ggufq_type_name(e->out_type));
                 break;
             }
-            e->uses_imatrix = e->out_type != t->type && (has_imatrix || needs);
         }
         e->in_bytes = tensor_bytes(t->type, e->dims);
         e->out_bytes = tensor_bytes(e->out_type, e->dims);

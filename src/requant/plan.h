@@ -102,7 +102,7 @@ bool gq_target_is_copy(const char *target);
 
 /*
  * Fill out[i] for n tensors, given in llama.cpp's processing order (see
- * above): every field (name points at in[i].name; n_dims is the output's,
+ * above): every field but uses_imatrix (plan_make.c matches the imatrix; name points at in[i].name; n_dims is the output's,
  * gq_output_dims). has_imatrix says an imatrix was given
  * (some recipes change with it). The run is pure when opts->pure is set or
  * opts->target is a bare type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an error with a message:

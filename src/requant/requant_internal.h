@@ -173,9 +173,9 @@ static inline const char *gq_plan_imatrix_name(const struct ggufq_plan *p, int64
 int gq_plan_target(const char *target, int *ftype, ggufq_type *default_type, bool *is_recipe,
                    ggufq_error *err);
 /*
- * Plan over opened shards, in llama.cpp's processing order; every entry's
- * uses_imatrix says only whether its type would use one (has_imatrix) until
- * gq_plan_mark_imatrix has matched the entries with the imatrix itself.
+ * Plan over opened shards, in llama.cpp's processing order (has_imatrix: an
+ * imatrix was given). gq_plan_build fills every entry field but uses_imatrix,
+ * which gq_plan_mark_imatrix sets (false until then).
  */
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err);
