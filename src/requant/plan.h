@@ -100,20 +100,22 @@ int gq_ftype_guess(ggufq_type type);
 /* "COPY" (any case): llama-quantize's only_copy, every tensor kept as it is. */
 bool gq_target_is_copy(const char *target);
 
+/* The --tensor-type rules of opts compile (REGEX=TYPE, a type to quantize to), or the error. */
+int gq_plan_check_tensor_types(const ggufq_requant_options *opts, ggufq_error *err);
+
 /*
  * Fill out[i] for n tensors, given in llama.cpp's processing order (see
- * above): every field but uses_imatrix (plan_make.c matches the imatrix; name points at in[i].name; n_dims is the output's,
- * gq_output_dims). has_imatrix says an imatrix was given
- * (some recipes change with it). The run is pure when opts->pure is set or
- * opts->target is a bare type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an error with a message:
+ * above): every field but uses_imatrix, which plan_make.c sets when it matches
+ * the imatrix (name points at in[i].name; n_dims is the output's,
+ * gq_output_dims). has_imatrix says an imatrix was given (some recipes change
+ * with it). The run is pure when opts->pure is set or opts->target is a bare
+ * type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an
+ * error with a message:
  * GGUFQ_E_NEEDS_IMATRIX (a tensor whose type needs an imatrix when none is
  * given; a dry run too), GGUFQ_E_INVALID_ARG (bad override),
  * GGUFQ_E_BAD_SIZE (a row length no type fits, where llama.cpp fails too),
  * GGUFQ_E_FORMAT (an expert model tensor without a layer number).
  */
-/* The --tensor-type rules of opts compile (REGEX=TYPE, a type to quantize to), or the error. */
-int gq_plan_check_tensor_types(const ggufq_requant_options *opts, ggufq_error *err);
-
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err);
