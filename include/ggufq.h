@@ -554,7 +554,8 @@ typedef struct ggufq_plan_entry {
 
 typedef struct ggufq_plan ggufq_plan;
 
-/** Decide every tensor's output type (what --dry-run prints); nothing is written. */
+/** Decide every tensor's output type (what --dry-run prints); nothing is written. The plan keeps
+ *  its inputs open (ggufq_plan_run writes it) until ggufq_plan_free. */
 GGUFQ_API int  ggufq_requant_plan(const char *in_path, const ggufq_requant_options *opts,
                                   ggufq_plan **out, ggufq_error *err);
 GGUFQ_API int64_t ggufq_plan_count(const ggufq_plan *plan);
@@ -575,6 +576,17 @@ GGUFQ_API void ggufq_plan_free(ggufq_plan *plan);
 GGUFQ_API int ggufq_requant(const char *in_path, const char *out_path,
                             const ggufq_requant_options *opts,
                             ggufq_progress_fn progress, void *user_data, ggufq_error *err);
+
+/**
+ * Write the output of a plan made by ggufq_requant_plan: the same bytes and
+ * failures as ggufq_requant with the plan's options, without opening the
+ * inputs or planning again (the plan holds the shards and the imatrix open
+ * until ggufq_plan_free, and keeps its own copies of the options it reads;
+ * opts->dry_run is not looked at). The inputs must not have changed since
+ * the plan was made.
+ */
+GGUFQ_API int ggufq_plan_run(const ggufq_plan *plan, const char *out_path,
+                             ggufq_progress_fn progress, void *user_data, ggufq_error *err);
 
 /* ------------------------------------------------------------------------- */
 /* Catalogue (what `ggufq types` lists)                                      */

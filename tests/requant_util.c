@@ -16,14 +16,7 @@
 /* The peer                                                                   */
 /* ------------------------------------------------------------------------- */
 
-typedef void (*log_set_fn)(void (*)(int, const char *, void *), void *);
-
-_Static_assert(sizeof(peer_qparams) == 64, "llama_model_quantize_params of the peer is 64 bytes");
-_Static_assert(sizeof(peer_kv_override) == 264, "llama_model_kv_override is 264 bytes");
-
 rq_peer_lib rq_peer;
-
-static void quiet_log(int level, const char *text, void *user) { (void)level; (void)text; (void)user; }
 
 bool rq_peer_ready(void)
 {
@@ -32,16 +25,11 @@ bool rq_peer_ready(void)
         state = -1;
         rq_peer.lib = tu_peer_open("libllama.v0.5.0.so");
         rq_peer.ggml = tu_peer_open("libggml-base.so");
-        if (rq_peer.lib && rq_peer.ggml) {
-            rq_peer.defaults = (default_params_fn)dlsym(rq_peer.lib, "llama_model_quantize_default_params");
-            rq_peer.quantize = (quantize_fn)dlsym(rq_peer.lib, "llama_model_quantize");
-            log_set_fn log_set = (log_set_fn)dlsym(rq_peer.lib, "llama_log_set");
-            void (*backend_init)(void) = (void (*)(void))dlsym(rq_peer.lib, "llama_backend_init");
-            if (rq_peer.defaults && rq_peer.quantize && log_set && backend_init) {
-                log_set(quiet_log, NULL);
-                backend_init();
-                state = 1;
-            }
+        peer_quantizer q;
+        if (rq_peer.lib && rq_peer.ggml && peer_quantizer_bind(&q, rq_peer.lib, !getenv("GGUFQ_TEST_VERBOSE"))) {
+            rq_peer.defaults = q.defaults;
+            rq_peer.quantize = q.quantize;
+            state = 1;
         }
     }
     if (state < 0)

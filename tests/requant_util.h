@@ -7,6 +7,7 @@
 #ifndef GGUFQ_REQUANT_UTIL_H
 #define GGUFQ_REQUANT_UTIL_H
 
+#include "peer_quantize.h"
 #include "testutil.h"
 
 #include <stdbool.h>
@@ -16,33 +17,6 @@
 /* ------------------------------------------------------------------------- */
 /* The peer                                                                   */
 /* ------------------------------------------------------------------------- */
-
-/* llama_model_quantize_params of the peer build: 64 bytes (checked in requant_util.c). */
-typedef struct peer_qparams {
-    int32_t     nthread;
-    int32_t     ftype;
-    int32_t     output_tensor_type;
-    int32_t     token_embedding_type;
-    bool        allow_requantize;
-    bool        quantize_output_tensor;
-    bool        only_copy;
-    bool        pure;
-    bool        keep_split;
-    bool        dry_run;
-    const void *imatrix;       /* llama_model_imatrix_data[], name == NULL ends it */
-    const void *kv_overrides;  /* llama_model_kv_override[], key[0] == 0 ends it */
-    const void *tt_overrides;
-    const void *prune_layers;
-    uint8_t     tail[8];       /* fields this build adds; left at their defaults */
-} peer_qparams;
-
-typedef struct peer_imatrix { const char *name; const float *data; size_t size; } peer_imatrix;
-
-typedef struct peer_kv_override {
-    int32_t tag;               /* 0 int, 1 float, 2 bool, 3 str */
-    char    key[128];
-    union { int64_t val_i64; double val_f64; bool val_bool; char val_str[128]; } v;
-} peer_kv_override;
 
 typedef peer_qparams (*default_params_fn)(void);
 typedef uint32_t (*quantize_fn)(const char *, const char *, const peer_qparams *);

@@ -9,6 +9,7 @@
  *  - messages escape control bytes and invalid UTF-8 (gq_fail), wherever the
  *    text comes from.
  */
+#include "requant_util.h"   /* the peer quantizer (peer_quantize.h) */
 #include "testutil.h"
 #include "gguf_build.h"
 
@@ -144,49 +145,6 @@ static const tspec TRAILING[] = {
 };
 #define N_TRAILING ((int)(sizeof TRAILING / sizeof TRAILING[0]))
 
-/* ------------------------------------------------------------------------- */
-/* The peer (llama.cpp's libllama): llama_model_quantize                     */
-/* ------------------------------------------------------------------------- */
-
-typedef struct peer_qparams {   /* llama_model_quantize_params of the peer build (64 bytes) */
-    int32_t     nthread, ftype, output_tensor_type, token_embedding_type;
-    bool        allow_requantize, quantize_output_tensor, only_copy, pure, keep_split, dry_run;
-    const void *imatrix, *kv_overrides, *tt_overrides, *prune_layers;
-    uint8_t     tail[8];
-} peer_qparams;
-
-static struct {
-    peer_qparams (*defaults)(void);
-    uint32_t (*quantize)(const char *, const char *, const peer_qparams *);
-} peer;
-
-static void quiet_log(int level, const char *text, void *user) { (void)level; (void)text; (void)user; }
-
-static bool peer_ready(void)
-{
-    static int state = 0;
-    if (state == 0) {
-        state = -1;
-        void *lib = tu_peer_open("libllama.v0.5.0.so");
-        if (lib && tu_peer_open("libggml-base.so")) {
-            peer.defaults = (peer_qparams (*)(void))dlsym(lib, "llama_model_quantize_default_params");
-            peer.quantize = (uint32_t (*)(const char *, const char *, const peer_qparams *))
-                dlsym(lib, "llama_model_quantize");
-            void (*log_set)(void (*)(int, const char *, void *), void *) =
-                (void (*)(void (*)(int, const char *, void *), void *))dlsym(lib, "llama_log_set");
-            void (*backend_init)(void) = (void (*)(void))dlsym(lib, "llama_backend_init");
-            if (peer.defaults && peer.quantize && log_set && backend_init) {
-                log_set(quiet_log, NULL);
-                backend_init();
-                state = 1;
-            }
-        }
-    }
-    if (state < 0)
-        fprintf(stderr, "SKIP: llama.cpp peer (libllama.v0.5.0.so) not available\n");
-    return state > 0;
-}
-
 static bool same_bytes(const char *a, const char *b)
 {
     size_t na = 0, nb = 0;
@@ -269,7 +227,7 @@ static void test_output_dims_keep_split(void **state)
 static void test_output_dims_match_llama(void **state)
 {
     (void)state;
-    if (!peer_ready())
+    if (!rq_peer_ready())
         skip();
     char dir[4096], in[4200], ours[4200], theirs[4200];
     tmpdir(dir, sizeof dir, "rq-inputs-peer");
@@ -284,12 +242,12 @@ static void test_output_dims_match_llama(void **state)
         ggufq_requant_options o;
         opts_init(&o, runs[k].target);
         assert_int_equal(ggufq_requant(in, ours, &o, NULL, NULL, NULL), GGUFQ_OK);
-        peer_qparams p = peer.defaults();
+        peer_qparams p = rq_peer.defaults();
         p.nthread = 2;
         p.ftype = runs[k].ftype;
         p.allow_requantize = true;
         p.pure = runs[k].pure;
-        assert_int_equal(peer.quantize(in, theirs, &p), 0);
+        assert_int_equal(rq_peer.quantize(in, theirs, &p), 0);
         expect_dims(theirs, TRAILING, N_TRAILING);   /* the rule, as llama.cpp applies it */
         assert_true(same_bytes(ours, theirs));
         printf("ok: %s: whole file identical to llama.cpp's\n", runs[k].target);

@@ -3,8 +3,10 @@
  * be one of the run's inputs (the model, any shard of a split model, the
  * imatrix), by path, symbolic or hard link; and with keep_split every output
  * shard is complete and fsynced before any is renamed, so a failure leaves
- * every existing OUT shard exactly as it was.
+ * every existing OUT shard exactly as it was. And a plan runs (ggufq_plan_run,
+ * what `ggufq requant` does: plan once, then write) to ggufq_requant's bytes.
  */
+#include "requant_util.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -239,11 +241,66 @@ static void test_keep_split_all_or_nothing(void **state)
     assert_int_equal(file_size(in_dir("k-00002-of-00002.gguf")), size2);
 }
 
+/*
+ * ggufq_plan_run writes what ggufq_requant writes (imatrix, overrides, pruned
+ * blocks), from the plan's own copies of the options (the caller's are gone
+ * by then), as often as asked; without a plan or OUT it refuses.
+ */
+static void test_plan_run_writes_requant_bytes(void **state)
+{
+    (void)state;
+    char dir[1024], model[1100], dat[1100], ref[1100], out[1100], im_path[1100];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir("requant_plan_run"));
+    snprintf(model, sizeof model, "%s/m.gguf", dir);
+    snprintf(dat, sizeof dat, "%s/m.dat", dir);
+    snprintf(ref, sizeof ref, "%s/ref.gguf", dir);
+    rq_make_model(model, &RQ_SMALL, GGUFQ_TYPE_F16, 11, -1);
+    float **vals = NULL;
+    char names[64][64];
+    int n = 0;
+    rq_write_legacy_imatrix(dat, &RQ_SMALL, &vals, names, &n);
+    const char *kv[] = { "general.name=str:planned" };
+    const int32_t prune[] = { 1 };
+    ggufq_requant_options o;
+    ggufq_requant_options_init(&o);
+    o.target = "Q4_K_M";
+    o.imatrix_path = dat;
+    o.kv_overrides = kv;
+    o.n_kv_overrides = 1;
+    o.prune_layers = prune;
+    o.n_prune_layers = 1;
+    o.nthreads = 2;
+    ggufq_error err;
+    assert_int_equal(ggufq_requant(model, ref, &o, NULL, NULL, &err), GGUFQ_OK);
+
+    snprintf(im_path, sizeof im_path, "%s", dat);
+    int32_t layers[] = { 1 };
+    o.imatrix_path = im_path;
+    o.prune_layers = layers;
+    ggufq_plan *plan = NULL;
+    assert_int_equal(ggufq_requant_plan(model, &o, &plan, &err), GGUFQ_OK);
+    memset(im_path, 0, sizeof im_path);   /* the plan runs from its own copies */
+    layers[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof out, "%s/out%d.gguf", dir, i);
+        assert_int_equal(ggufq_plan_run(plan, out, NULL, NULL, &err), GGUFQ_OK);
+        assert_true(rq_same_file_bytes(ref, out));
+    }
+    assert_int_equal(ggufq_plan_run(plan, NULL, NULL, NULL, &err), GGUFQ_E_INVALID_ARG);
+    assert_string_equal(err.message, "NULL argument");
+    assert_int_equal(ggufq_plan_run(NULL, out, NULL, NULL, &err), GGUFQ_E_INVALID_ARG);
+    ggufq_plan_free(plan);
+    for (int i = 0; i < n; i++)
+        free(vals[i]);
+    free(vals);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inputs_are_never_outputs),
         cmocka_unit_test(test_keep_split_all_or_nothing),
+        cmocka_unit_test(test_plan_run_writes_requant_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

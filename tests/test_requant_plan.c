@@ -8,8 +8,9 @@
  *
  * The peer is libllama.v0.5.0.so of @node-llama-cpp/linux-x64@3.22.1. Its
  * llama_model_quantize_params is 64 bytes (read off its
- * llama_model_quantize_default_params; see peer_qparams below).
+ * llama_model_quantize_default_params; see tests/peer_quantize.h).
  */
+#include "requant_util.h"   /* the peer quantizer (peer_quantize.h) */
 #include "testutil.h"
 
 #include <ctype.h>
@@ -21,62 +22,7 @@
 
 #include "quants/fp16.h"
 #include "requant/plan.h"
-
-/* ------------------------------------------------------------------------- */
-/* The peer                                                                  */
-/* ------------------------------------------------------------------------- */
-
-/* llama_model_quantize_params of the peer (x86-64 layout, 64 bytes). */
-typedef struct peer_qparams {
-    int32_t     nthread;               /*  0: <= 0: all cores */
-    int32_t     ftype;                 /*  4: llama_ftype */
-    int32_t     output_tensor_type;    /*  8: ggml_type; GGML_TYPE_COUNT (43): by the recipe */
-    int32_t     token_embedding_type;  /* 12: same */
-    bool        allow_requantize;      /* 16 */
-    bool        quantize_output_tensor;/* 17: default true */
-    bool        only_copy;             /* 18 */
-    bool        pure;                  /* 19 */
-    bool        keep_split;            /* 20 */
-    bool        dry_run;               /* 21 */
-    const void *imatrix;               /* 24: {name, data, size} array, NULL name ends it */
-    const void *kv_overrides;          /* 32: llama_model_kv_override array */
-    const void *tt_overrides;          /* 40: {pattern, ggml_type} array, NULL pattern ends it */
-    const int32_t *prune_layers;       /* 48: -1 ends it */
-    uint64_t    reserved_56;           /* 56: default 0x200000000; 0 means the same */
-} peer_qparams;
-_Static_assert(sizeof(peer_qparams) == 64, "peer params layout");
-
-typedef struct peer_tt { const char *pattern; int32_t type; } peer_tt;
-
-static void *g_llama;
-static peer_qparams (*p_default_params)(void);
-static uint32_t (*p_quantize)(const char *, const char *, const peer_qparams *);
-
-static void quiet_log(int level, const char *text, void *ud) { (void)level; (void)text; (void)ud; }
-
-static bool peer_load(void)
-{
-    static int state;
-    if (state)
-        return state > 0;
-    state = -1;
-    g_llama = tu_peer_open("libllama.v0.5.0.so");
-    if (!g_llama)
-        return false;
-    p_default_params = (peer_qparams (*)(void))dlsym(g_llama, "llama_model_quantize_default_params");
-    p_quantize = (uint32_t (*)(const char *, const char *, const peer_qparams *))
-                 dlsym(g_llama, "llama_model_quantize");
-    void (*log_set)(void (*)(int, const char *, void *), void *) =
-        (void (*)(void (*)(int, const char *, void *), void *))dlsym(g_llama, "llama_log_set");
-    if (!p_default_params || !p_quantize) {
-        fprintf(stderr, "SKIP: libllama lacks llama_model_quantize\n");
-        return false;
-    }
-    if (log_set && !getenv("GGUFQ_TEST_VERBOSE"))
-        log_set(quiet_log, NULL);
-    state = 1;
-    return true;
-}
+#include "requant/requant_internal.h"   /* gq_plan_order: the product's order */
 
 /* ------------------------------------------------------------------------- */
 /* Test models                                                               */
@@ -271,7 +217,7 @@ static void plan_file(const char *path, const ggufq_requant_options *opts, int f
         memcpy(file_order[i].dims, ti.dims, sizeof ti.dims);
     }
     /* the plan takes the tensors in llama.cpp's order; p->in and p->out are in that order */
-    gq_plan_order(file_order, p->n, p->order);
+    assert_int_equal(gq_plan_order(file_order, p->n, p->order), GGUFQ_OK);
     for (int64_t k = 0; k < p->n; k++)
         p->in[k] = file_order[p->order[k]];
     free(file_order);
@@ -305,8 +251,6 @@ typedef struct run_case {
     const char *tt[3];         /* --tensor-type REGEX=TYPE, NULL-terminated */
     bool        imatrix;       /* give the peer an importance matrix (all tensors) */
 } run_case;
-
-typedef struct peer_imatrix { const char *name; const float *data; size_t size; } peer_imatrix;
 
 /* An importance matrix for every 2D+ tensor of in_path (positive values); names and data malloc'd. */
 static peer_imatrix *make_imatrix(const char *in_path)
@@ -368,7 +312,7 @@ static void compare_one(const char *in_path, const char *out_path, const run_cas
     opts.tensor_types = c->tt;
     opts.n_tensor_types = ntt;
 
-    peer_qparams qp = p_default_params();
+    peer_qparams qp = rq_peer.defaults();
     qp.nthread = 1;
     qp.ftype = ftype;
     qp.pure = c->pure || !is_recipe;
@@ -397,7 +341,7 @@ static void compare_one(const char *in_path, const char *out_path, const run_cas
     qp.imatrix = im;
     remove(out_path);
     clock_t t0 = clock();
-    uint32_t peer_rc = p_quantize(in_path, out_path, &qp);
+    uint32_t peer_rc = rq_peer.quantize(in_path, out_path, &qp);
     if (getenv("GGUFQ_TEST_TIMING"))
         fprintf(stderr, "%s %s: %.2f s\n", in_path, c->target, (double)(clock() - t0) / CLOCKS_PER_SEC);
     free_imatrix(im);
@@ -487,7 +431,7 @@ static void run_model(const model_spec *m, const char *const *targets, size_t nt
 static void test_dense_mha_f16(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     model_spec m = { "dense-mha", 8, 256, 512, 4, 4, 0, 64, false, GGUFQ_TYPE_F16, false, 32 };
     run_model(&m, RECIPES, sizeof RECIPES / sizeof RECIPES[0], false);
@@ -498,7 +442,7 @@ static void test_dense_mha_f16(void **state)
 static void test_dense_gqa_tied_f32(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     model_spec m = { "dense-gqa", 16, 256, 256, 8, 2, 0, 64, true, GGUFQ_TYPE_F32, false, 16 };
     run_model(&m, RECIPES, sizeof RECIPES / sizeof RECIPES[0], false);
@@ -508,7 +452,7 @@ static void test_dense_gqa_tied_f32(void **state)
 static void test_fallbacks(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     /* n_embd 320: rows of 320 fit 32-blocks but not 256-blocks; ffn_odd has rows of 48 (f16) */
     model_spec m = { "fallback", 2, 320, 256, 5, 5, 0, 64, false, GGUFQ_TYPE_F16, true, 0 };
@@ -521,7 +465,7 @@ static void test_fallbacks(void **state)
 static void test_moe(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     model_spec m4 = { "moe4", 2, 256, 256, 4, 4, 4, 64, false, GGUFQ_TYPE_F16, false, 32 };
     static const char *const T[] = { "MXFP4_MOE", "Q4_K_M", "Q3_K_M", "IQ3_M", "Q2_K" };
@@ -534,7 +478,7 @@ static void test_moe(void **state)
 static void test_overrides(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     model_spec m = { "overrides", 4, 256, 256, 4, 2, 0, 64, false, GGUFQ_TYPE_F16, false, 0 };
     const char *dir = tu_tmpdir(m.tag);
@@ -559,7 +503,7 @@ static void test_overrides(void **state)
 static void test_with_imatrix(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     /* IQ1_S/IQ1_M/IQ2_M first build grids of neighbours in ggml, ~15 s: only with GGUFQ_TEST_SLOW=1 */
     static const char *const ALL[] = { "IQ2_XXS", "IQ2_XS", "IQ2_S", "Q2_K_S", "IQ3_XXS", "IQ3_XS",
@@ -595,7 +539,7 @@ static void test_with_imatrix(void **state)
 static void test_fixture(void **state)
 {
     (void)state;
-    if (!peer_load()) { skip(); return; }
+    if (!rq_peer_ready()) { skip(); return; }
     g_mismatches = 0;
     const char *dir = tu_tmpdir("fixture");
     char out[4200];
@@ -641,12 +585,12 @@ static void test_needs_imatrix(void **state)
         plan_file(in, &opts, ftype, dt, false, &p);
         assert_int_equal(p.status, GGUFQ_E_NEEDS_IMATRIX);
         planned_free(&p);
-        if (peer_load()) {
-            peer_qparams qp = p_default_params();
+        if (rq_peer_ready()) {
+            peer_qparams qp = rq_peer.defaults();
             qp.nthread = 1;
             qp.ftype = ftype;
             qp.pure = !rec;
-            assert_int_not_equal(p_quantize(in, out, &qp), 0);
+            assert_int_not_equal(rq_peer.quantize(in, out, &qp), 0);
         }
     }
 }

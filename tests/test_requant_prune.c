@@ -9,6 +9,7 @@
  * struct_size compatibility for callers built before the field existed, and
  * ggufq_requant_target_name (what the CLI's summary says a target became).
  */
+#include "requant_util.h"   /* the peer quantizer (peer_quantize.h) */
 #include "testutil.h"
 
 #include <dlfcn.h>
@@ -18,56 +19,6 @@
 #include <string.h>
 
 #include "requant/plan.h"
-
-/* ------------------------------------------------------------------------- */
-/* The peer                                                                   */
-/* ------------------------------------------------------------------------- */
-
-/* llama_model_quantize_params of the peer build (64 bytes; see test_requant_plan.c). */
-typedef struct peer_qparams {
-    int32_t     nthread, ftype, output_tensor_type, token_embedding_type;
-    bool        allow_requantize, quantize_output_tensor, only_copy, pure, keep_split, dry_run;
-    const void *imatrix;        /* {name, data, size}[], NULL name ends it */
-    const void *kv_overrides;
-    const void *tt_overrides;
-    const int32_t *prune_layers;/* -1 ends it */
-    uint8_t     tail[8];
-} peer_qparams;
-_Static_assert(sizeof(peer_qparams) == 64, "peer params layout");
-
-typedef struct peer_imatrix { const char *name; const float *data; size_t size; } peer_imatrix;
-
-static struct {
-    peer_qparams (*defaults)(void);
-    uint32_t (*quantize)(const char *, const char *, const peer_qparams *);
-} peer;
-
-static void quiet_log(int level, const char *text, void *user) { (void)level; (void)text; (void)user; }
-
-static bool peer_ready(void)
-{
-    static int state = 0;
-    if (state == 0) {
-        state = -1;
-        void *lib = tu_peer_open("libllama.v0.5.0.so");
-        if (lib) {
-            peer.defaults = (peer_qparams (*)(void))dlsym(lib, "llama_model_quantize_default_params");
-            peer.quantize = (uint32_t (*)(const char *, const char *, const peer_qparams *))
-                            dlsym(lib, "llama_model_quantize");
-            void (*log_set)(void (*)(int, const char *, void *), void *) =
-                (void (*)(void (*)(int, const char *, void *), void *))dlsym(lib, "llama_log_set");
-            void (*backend_init)(void) = (void (*)(void))dlsym(lib, "llama_backend_init");
-            if (peer.defaults && peer.quantize && log_set && backend_init) {
-                log_set(quiet_log, NULL);
-                backend_init();
-                state = 1;
-            }
-        }
-    }
-    if (state < 0)
-        fprintf(stderr, "SKIP: llama.cpp peer (libllama.v0.5.0.so) not available\n");
-    return state > 0;
-}
 
 /* ------------------------------------------------------------------------- */
 /* Test models: llama, 4 blocks                                               */
@@ -183,14 +134,14 @@ static void run_peer(const char *in, const char *target, const char *out, const 
     for (size_t i = 0; i < n; i++)
         list[i] = prune[i];
     list[n] = -1;
-    peer_qparams p = peer.defaults();
+    peer_qparams p = rq_peer.defaults();
     p.nthread = 2;
     p.ftype = ftype;
     p.pure = !recipe;
     p.allow_requantize = true;
     p.prune_layers = list;
     p.imatrix = im;
-    assert_int_equal(peer.quantize(in, out, &p), 0);
+    assert_int_equal(rq_peer.quantize(in, out, &p), 0);
 }
 
 static bool is_layer_array(const char *key)
@@ -322,7 +273,7 @@ static const int32_t PRUNE_1[] = { 1 }, PRUNE_0_3[] = { 0, 3 }, PRUNE_2_3[] = { 
 static void test_prune_same_file_as_llama_cpp(void **state)
 {
     (void)state;
-    if (!peer_ready())
+    if (!rq_peer_ready())
         skip();
     const char *dir = tu_tmpdir("requant-prune");
     char in[4200];
@@ -349,7 +300,7 @@ static void test_prune_same_file_as_llama_cpp(void **state)
 static void test_prune_shortens_per_layer_arrays(void **state)
 {
     (void)state;
-    if (!peer_ready())
+    if (!rq_peer_ready())
         skip();
     const char *dir = tu_tmpdir("requant-prune-arrays");
     char in[4200];
@@ -426,7 +377,7 @@ static void expect_same_file(const char *ours, const char *theirs)
 static void test_prune_keep_split(void **state)
 {
     (void)state;
-    if (!peer_ready())
+    if (!rq_peer_ready())
         skip();
     const char *dir = tu_tmpdir("requant-prune-split");
     char in[4200], shard1[4200], ours[4200], theirs[4200];
@@ -451,13 +402,13 @@ static void test_prune_keep_split(void **state)
     bool recipe;
     assert_int_equal(gq_resolve_target("Q4_K_M", &ftype, &def, &recipe), GGUFQ_OK);
     int32_t list[] = { 1, -1 };
-    peer_qparams p = peer.defaults();
+    peer_qparams p = rq_peer.defaults();
     p.nthread = 2;
     p.ftype = ftype;
     p.keep_split = true;
     p.prune_layers = list;
     snprintf(theirs, sizeof theirs, "%s/llama", dir);   /* llama.cpp appends -0000i-of-0000N.gguf */
-    assert_int_equal(peer.quantize(shard1, theirs, &p), 0);
+    assert_int_equal(rq_peer.quantize(shard1, theirs, &p), 0);
     for (int s = 1; s <= 2; s++) {
         char a[4200], b[4200];
         snprintf(a, sizeof a, "%s/ours-%05d-of-00002.gguf", dir, s);
@@ -474,7 +425,7 @@ static void test_prune_keep_split(void **state)
     assert_int_equal(rc, GGUFQ_OK);
     list[0] = 3;
     snprintf(theirs, sizeof theirs, "%s/llama-one", dir);
-    assert_int_equal(peer.quantize(shard1, theirs, &p), 0);
+    assert_int_equal(rq_peer.quantize(shard1, theirs, &p), 0);
     snprintf(theirs, sizeof theirs, "%s/llama-one-00001-of-00001.gguf", dir);
     expect_same_file(ours, theirs);
     assert_int_equal(tu_count_files(dir), 1 + 2 + 2 + 2 + 1 + 1);   /* model, shards, ours, theirs x 2 */
@@ -521,7 +472,7 @@ static void write_imatrix(const char *path, float ***vals, char names[][64], int
 static void test_prune_imatrix_by_input_names(void **state)
 {
     (void)state;
-    if (!peer_ready())
+    if (!rq_peer_ready())
         skip();
     const char *dir = tu_tmpdir("requant-prune-imatrix");
     char in[4200], dat[4200], ours[4200], theirs[4200];

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "json.h"
 #include "sysinfo.h"
+#include "../../tests/peer_quantize.h"   /* llama.cpp's quantizer: the binding the tests use */
 
 #define LLAMA_LIB       "libllama.v0.5.0.so"
 #define MAX_TARGETS     8
@@ -197,19 +198,6 @@ static int write_model_in_child(const char *path)
 /* The two quantizers, each in a child process                                */
 /* ------------------------------------------------------------------------- */
 
-/* llama_model_quantize_params of the peer's libllama: 64 bytes, fields at fixed offsets. */
-typedef struct { unsigned char b[64]; } llama_qparams;
-typedef llama_qparams (*llama_defaults_fn)(void);
-typedef uint32_t (*llama_quantize_fn)(const char *, const char *, const llama_qparams *);
-typedef void (*llama_log_fn)(int, const char *, void *);
-typedef void (*llama_log_set_fn)(llama_log_fn, void *);
-typedef void (*llama_init_fn)(void);
-
-static void quiet_log(int level, const char *text, void *user)
-{
-    (void)level, (void)text, (void)user;
-}
-
 typedef struct rq_job {
     const char *in, *out, *target, *llama_path;
     int         threads;
@@ -231,26 +219,16 @@ static int child_ours(const rq_job *j)
 static int child_llama(const rq_job *j)
 {
     void *lib = dlopen(j->llama_path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
+    peer_quantizer q;
+    if (!lib || !peer_quantizer_bind(&q, lib, true))
         return 2;
-    llama_defaults_fn defaults = (llama_defaults_fn)dlsym(lib, "llama_model_quantize_default_params");
-    llama_quantize_fn quantize = (llama_quantize_fn)dlsym(lib, "llama_model_quantize");
-    llama_log_set_fn log_set = (llama_log_set_fn)dlsym(lib, "llama_log_set");
-    llama_init_fn init = (llama_init_fn)dlsym(lib, "llama_backend_init");
-    if (!defaults || !quantize)
-        return 2;
-    if (log_set)
-        log_set(quiet_log, NULL);
-    if (init)
-        init();
-    llama_qparams p = defaults();
-    const int32_t nthread = j->threads, ftype = j->only_copy ? 0 : (int32_t)j->ftype;
-    memcpy(p.b + 0, &nthread, 4);
-    memcpy(p.b + 4, &ftype, 4);
-    p.b[16] = 1;              /* bool allow_requantize: as child_ours (the library's default) */
-    p.b[18] = j->only_copy;   /* bool only_copy */
-    p.b[19] = j->pure;        /* bool pure */
-    return quantize(j->in, j->out, &p) == 0 ? 0 : 1;
+    peer_qparams p = q.defaults();
+    p.nthread = j->threads;
+    p.ftype = j->only_copy ? 0 : (int32_t)j->ftype;
+    p.allow_requantize = true;   /* as child_ours (the library's default) */
+    p.only_copy = j->only_copy;
+    p.pure = j->pure;
+    return q.quantize(j->in, j->out, &p) == 0 ? 0 : 1;
 }
 
 static double now_seconds(void)

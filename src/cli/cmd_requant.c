@@ -1,6 +1,6 @@
 /*
  * cmd_requant.c — `ggufq requant IN TYPE OUT [options]`: a thin layer over
- * ggufq_requant_plan / ggufq_requant (argument parsing, the --dry-run table,
+ * ggufq_requant_plan / ggufq_plan_run, planned once (argument parsing, the --dry-run table,
  * progress on stderr, the summary).
  */
 #include <ctype.h>
@@ -612,7 +612,7 @@ int cmd_requant(int argc, char **argv)
     cli_progress_start(&ps.display, a.in, a.out, a.target, totals.tensors, totals.bytes_in, threads);
     cli_catch_signals();
     double t0 = cli_progress_elapsed(&ps.display);
-    st = ggufq_requant(a.in, a.out, &a.o, on_progress, &ps, &err);
+    st = ggufq_plan_run(plan, a.out, on_progress, &ps, &err);   /* opened and planned once */
     double secs = cli_progress_elapsed(&ps.display) - t0;
     cli_progress_end(&ps.display);
     if (st == GGUFQ_OK && cli_input_fault()) {

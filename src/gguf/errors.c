@@ -1,5 +1,7 @@
 /*
- * errors.c — ggufq_error message formatting.
+ * errors.c — every ggufq_error of the library is filled here (gq_fail,
+ * gq_vfail; the other layers' helpers are forwarding macros), and the public
+ * status strings (ggufq_strerror).
  *
  * Messages quote text from files (keys, tensor names, values) and paths; a
  * hostile file must not be able to drive the terminal that prints them. So
@@ -154,4 +156,45 @@ const char *gq_errno_text(int e, char *buf, size_t n)
     buf[0] = '\0';
     return _Generic(strerror_r(e, buf, n), char *: gnu_text, default: xsi_text)
         (strerror_r(e, buf, n), buf, n, e);
+}
+
+const char *ggufq_strerror(int status)
+{
+    switch ((ggufq_status)status) {
+    case GGUFQ_OK:                 return "success";
+    case GGUFQ_E_INVALID_ARG:      return "invalid argument";
+    case GGUFQ_E_NOMEM:            return "out of memory";
+    case GGUFQ_E_IO:               return "I/O error";
+    case GGUFQ_E_NOT_IMPLEMENTED:  return "not implemented for this type";
+    case GGUFQ_E_UNKNOWN_TYPE:     return "unknown tensor type";
+    case GGUFQ_E_BAD_SIZE:         return "size is not a multiple of the block size";
+    case GGUFQ_E_NEEDS_IMATRIX:    return "this type needs an importance matrix";
+    case GGUFQ_E_ISA_UNSUPPORTED:  return "instruction set not supported by this CPU/OS";
+    case GGUFQ_E_FORMAT:           return "malformed GGUF file";
+    case GGUFQ_E_BAD_MAGIC:        return "not a GGUF file (bad magic)";
+    case GGUFQ_E_BAD_VERSION:      return "unsupported GGUF version";
+    case GGUFQ_E_BIG_ENDIAN:       return "big-endian GGUF files are not supported";
+    case GGUFQ_E_TRUNCATED:        return "truncated file";
+    case GGUFQ_E_BAD_KEY:          return "invalid metadata key";
+    case GGUFQ_E_BAD_VALUE_TYPE:   return "invalid metadata value type";
+    case GGUFQ_E_BAD_BOOL:         return "invalid bool value";
+    case GGUFQ_E_NESTING:          return "arrays nested too deeply";
+    case GGUFQ_E_DUPLICATE_KEY:    return "duplicate metadata key";
+    case GGUFQ_E_DUPLICATE_TENSOR: return "duplicate tensor name";
+    case GGUFQ_E_BAD_ALIGNMENT:    return "invalid general.alignment";
+    case GGUFQ_E_BAD_DIMS:         return "invalid tensor dimensions";
+    case GGUFQ_E_OVERFLOW:         return "size overflows 64 bits";
+    case GGUFQ_E_BAD_SHAPE:        return "row length is not a multiple of the block size";
+    case GGUFQ_E_BAD_OFFSET:       return "invalid tensor data offset";
+    case GGUFQ_E_BAD_NAME:         return "invalid tensor name";
+    case GGUFQ_E_NOT_FOUND:        return "not found";
+    case GGUFQ_E_TYPE_MISMATCH:    return "value has a different type";
+    case GGUFQ_E_LIMIT:            return "resource limit exceeded";
+    case GGUFQ_E_SAME_FILE:        return "refusing to overwrite the input file";
+    case GGUFQ_E_NO_SPACE:         return "no space left on device";
+    case GGUFQ_E_INTERRUPTED:      return "interrupted";
+    case GGUFQ_E_NONFINITE:        return "input contains NaN or Inf";
+    case GGUFQ_E_STATE:            return "call not valid in the current state";
+    }
+    return "unknown status";
 }

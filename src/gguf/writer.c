@@ -9,7 +9,6 @@
  *   so tensor i starts at align(end of tensor i-1) (ggml rejects any other offset).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,16 +46,6 @@ void gq_writer_inject_short_writes(size_t max_chunk, bool eintr)
 /* ------------------------------------------------------------------------- */
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------- */
-
-int gq_writer_fail(ggufq_writer *w, int status, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return gq_fail(&w->err, status, w->path, GGUFQ_NO_OFFSET, "%s", msg);
-}
 
 static int status_of_errno(int e)
 {

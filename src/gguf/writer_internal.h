@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ggufq.h"
+#include "errors.h"
 #include "hashmap.h"
 
 /* ------------------------------------------------------------------------- */
@@ -191,11 +192,7 @@ int gq_writer_check_complete(ggufq_writer *w);
 int gq_writer_io_fail(ggufq_writer *w, int e, const char *what);
 
 /* Record a failure in w->err (message prefixed with the output path); returns status. */
-int gq_writer_fail(ggufq_writer *w, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+#define gq_writer_fail(w, status, ...) gq_fail(&(w)->err, (status), (w)->path, GGUFQ_NO_OFFSET, __VA_ARGS__)
 
 /*
  * Set key (already validated) to an encoded value; takes ownership of enc

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,23 +126,6 @@ static int read_imatrix_file(const char *path, uint8_t **data, size_t *size, ggu
     return GGUFQ_OK;
 }
 
-/* A format error at byte `at` of a legacy file: "<path>: offset <at>: <what>". */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static int legacy_fail(ggufq_error *err, const char *path, size_t at, const char *fmt, ...)
-{
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    int rc = gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: offset %zu: %s", path, at, what);
-    if (err)
-        err->offset = at;
-    return rc;
-}
-
 static int load_legacy(const char *path, const uint8_t *data, size_t size, gq_imatrix *im, ggufq_error *err)
 {
     reader r = { data, size, 0 };
@@ -151,14 +133,15 @@ static int load_legacy(const char *path, const uint8_t *data, size_t size, gq_im
     int32_t n_entries;
     int rc = GGUFQ_OK;
     if (!rd_i32(&r, &n_entries) || n_entries < 1) {
-        rc = legacy_fail(err, path, 0, "no data in the imatrix file (no entry count, or not positive)");
+        rc = gq_fail(err, GGUFQ_E_FORMAT, path, 0,
+                     "no data in the imatrix file (no entry count, or not positive)");
         goto out;
     }
     for (int32_t i = 0; i < n_entries; i++) {
         int32_t len, ncall, nval;
         size_t at = r.pos;
         if (!rd_i32(&r, &len) || len < 0 || (size_t)len > r.len - r.pos) {
-            rc = legacy_fail(err, path, at, "entry %d: bad name length", (int)i);
+            rc = gq_fail(err, GGUFQ_E_FORMAT, path, at, "entry %d: bad name length", (int)i);
             goto out;
         }
         const char *name = (const char *)r.p + r.pos;
@@ -166,7 +149,7 @@ static int load_legacy(const char *path, const uint8_t *data, size_t size, gq_im
         at = r.pos;
         if (!rd_i32(&r, &ncall) || !rd_i32(&r, &nval) || nval < 1 ||
             (size_t)nval > (r.len - r.pos) / 4) {
-            rc = legacy_fail(err, path, at, "entry %d (%.*s): bad value count", (int)i,
+            rc = gq_fail(err, GGUFQ_E_FORMAT, path, at, "entry %d (%.*s): bad value count", (int)i,
                              (int)strnlen(name, (size_t)len), name);
             goto out;
         }

@@ -38,11 +38,10 @@
  * std::regex_search does; \d \w \s (and \D \W \S) are translated.
  */
 #include "requant/plan.h"
-#include "gguf/errors.h"
+#include "requant/requant_internal.h"
 
 #include <ctype.h>
 #include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,18 +83,6 @@ typedef struct policy {
     size_t      n_patterns;
     ggufq_error *err;
 } policy;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int fail(ggufq_error *err, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes the names it quotes */
-    va_end(ap);
-    return status;
-}
 
 static bool has(const char *s, const char *part) { return strstr(s, part) != NULL; }
 
@@ -181,10 +168,10 @@ static int layer_of(policy *p, int counter, const char *name, int *layer)
     if (p->n_expert > 1) {
         int il = 0;
         if (sscanf(name, "blk.%d.", &il) != 1)
-            return fail(p->err, GGUFQ_E_FORMAT, "cannot determine the layer of tensor %s", name);
+            return gq_rq_fail(p->err, GGUFQ_E_FORMAT, "cannot determine the layer of tensor %s", name);
         if (il < 0 || il >= p->n_layer)
-            return fail(p->err, GGUFQ_E_FORMAT, "bad layer %d for tensor %s (must be in [0, %d))",
-                        il, name, p->n_layer);
+            return gq_rq_fail(p->err, GGUFQ_E_FORMAT, "bad layer %d for tensor %s (must be in [0, %d))",
+                              il, name, p->n_layer);
         *layer = il;
         return GGUFQ_OK;
     }
@@ -435,10 +422,10 @@ static int fit_rows(policy *p, const gq_plan_input *t, ggufq_type *io, const cha
     default:
         /* the peer keeps a type of blocks of <= 32 (then f16 below) and gives up on larger ones */
         if (ggufq_type_block_size(ty) > 32)
-            return fail(p->err, GGUFQ_E_BAD_SIZE,
-                        "tensor %s: rows of %lld weights do not fit %s (blocks of %lld) and llama.cpp "
-                        "defines no fallback for it", t->name, (long long)ncols,
-                        ggufq_type_name(ty), (long long)ggufq_type_block_size(ty));
+            return gq_rq_fail(p->err, GGUFQ_E_BAD_SIZE,
+                              "tensor %s: rows of %lld weights do not fit %s (blocks of %lld) and llama.cpp "
+                              "defines no fallback for it", t->name, (long long)ncols,
+                              ggufq_type_name(ty), (long long)ggufq_type_block_size(ty));
         fb = ty;
         break;
     }
@@ -576,24 +563,24 @@ static int compile_patterns(policy *p, const ggufq_requant_options *opts)
     p->patterns = calloc(n, sizeof *p->patterns);
     p->pattern_types = calloc(n, sizeof *p->pattern_types);
     if (!p->patterns || !p->pattern_types)
-        return fail(p->err, GGUFQ_E_NOMEM, "out of memory");
+        return gq_rq_fail(p->err, GGUFQ_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const char *spec = opts->tensor_types[i];
         const char *eq = spec ? strchr(spec, '=') : NULL;
         if (!eq || eq == spec || eq[1] == '\0')
-            return fail(p->err, GGUFQ_E_INVALID_ARG,
-                        "--tensor-type '%s': expected REGEX=TYPE", spec ? spec : "(null)");
+            return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG,
+                              "--tensor-type '%s': expected REGEX=TYPE", spec ? spec : "(null)");
         int ty = ggufq_type_from_name(eq + 1);
         if (ty < 0 || !usable_type(ty))
-            return fail(p->err, GGUFQ_E_INVALID_ARG, "--tensor-type '%s': '%s' is not a type to "
-                        "quantize to", spec, eq + 1);
+            return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--tensor-type '%s': '%s' is not a type to "
+                              "quantize to", spec, eq + 1);
         char *re = posix_pattern(spec, (size_t)(eq - spec));
         if (!re)
-            return fail(p->err, GGUFQ_E_NOMEM, "out of memory");
+            return gq_rq_fail(p->err, GGUFQ_E_NOMEM, "out of memory");
         int rc = regcomp(&p->patterns[p->n_patterns], re, REG_EXTENDED | REG_NOSUB);
         free(re);
         if (rc != 0)
-            return fail(p->err, GGUFQ_E_INVALID_ARG, "--tensor-type '%s': bad regular expression", spec);
+            return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--tensor-type '%s': bad regular expression", spec);
         p->pattern_types[p->n_patterns++] = (ggufq_type)ty;
     }
     return GGUFQ_OK;
@@ -632,11 +619,11 @@ static int setup(policy *p, const gq_model_info *m, const gq_plan_input *in, int
     p->output_type = opts->output_tensor_type;
     p->token_embd_type = opts->token_embedding_type;
     if (p->output_type >= 0 && !usable_type(p->output_type))
-        return fail(p->err, GGUFQ_E_INVALID_ARG, "--output-tensor-type: %d is not a type to quantize to",
-                    p->output_type);
+        return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--output-tensor-type: %d is not a type to quantize to",
+                          p->output_type);
     if (p->token_embd_type >= 0 && !usable_type(p->token_embd_type))
-        return fail(p->err, GGUFQ_E_INVALID_ARG, "--token-embedding-type: %d is not a type to quantize to",
-                    p->token_embd_type);
+        return gq_rq_fail(p->err, GGUFQ_E_INVALID_ARG, "--token-embedding-type: %d is not a type to quantize to",
+                          p->token_embd_type);
 
     const char *arch = m->arch ? m->arch : "";
     int64_t n_head_kv = m->n_head_kv > 0 ? m->n_head_kv : m->n_head;
@@ -690,43 +677,14 @@ static uint64_t tensor_bytes(ggufq_type ty, const int64_t *dims)
 /* Entry points                                                                 */
 /* --------------------------------------------------------------------------- */
 
-static int layer_key(const char *name)
-{
-    int il = -1;
-    if (sscanf(name, "blk.%d.", &il) != 1)
-        il = -1;
-    return il;
-}
-
-static const gq_plan_input *g_sort_in;
-
-static int cmp_order(const void *a, const void *b)
-{
-    const gq_plan_input *x = &g_sort_in[*(const int64_t *)a], *y = &g_sort_in[*(const int64_t *)b];
-    int lx = layer_key(x->name), ly = layer_key(y->name);
-    if (lx != ly)
-        return lx < ly ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-void gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order)
-{
-    for (int64_t i = 0; i < n; i++)
-        order[i] = i;
-    /* names are unique in a model, so the sort needs no tie-breaking (qsort is not stable) */
-    g_sort_in = in;
-    qsort(order, (size_t)n, sizeof *order, cmp_order);
-    g_sort_in = NULL;
-}
-
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err)
 {
     if (!model || !opts || n < 0 || (n > 0 && (!in || !out)))
-        return fail(err, GGUFQ_E_INVALID_ARG, "gq_plan_build: invalid arguments");
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "gq_plan_build: invalid arguments");
     if (!ggufq_type_is_valid(default_type))
-        return fail(err, GGUFQ_E_INVALID_ARG, "gq_plan_build: invalid default type %d", (int)default_type);
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "gq_plan_build: invalid default type %d", (int)default_type);
     policy p;
     memset(&p, 0, sizeof p);
     p.err = err;
@@ -744,12 +702,11 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
                 break;
             bool needs = gq_tensor_requires_imatrix(t->name, e->out_type, ftype);
             if (needs && !has_imatrix) {   /* a dry run too: it refuses what the run refuses */
-                st = fail(err, GGUFQ_E_NEEDS_IMATRIX,
-                          "this quantization needs an importance matrix (--imatrix): tensor %s would "
-                          "be %s, which is only usable with one", t->name, ggufq_type_name(e->out_type));
+                st = gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
+                                "this quantization needs an importance matrix (--imatrix): tensor %s would "
+                                "be %s, which is only usable with one", t->name, ggufq_type_name(e->out_type));
                 break;
             }
-            e->uses_imatrix = e->out_type != t->type && (has_imatrix || needs);
         }
         e->in_bytes = tensor_bytes(t->type, e->dims);
         e->out_bytes = tensor_bytes(e->out_type, e->dims);

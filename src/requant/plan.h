@@ -6,16 +6,16 @@
  * tensors are quantizable, the recipe's per-tensor rules (attn_v, ffn_down,
  * output, token_embd, use_more_bits, GQA and expert cases, layer counting),
  * user overrides, and the fallbacks for rows that are not a multiple of the
- * block size. The engine (requant.c) then only executes the plan.
+ * block size. The engine (run.c) then only executes the plan.
  *
  * Order matters: llama.cpp visits (and writes) tensors sorted by layer number
  * ("blk.N." prefix; tensors without one first), then by name — the order of
  * its weights map. Its per-layer counters (attn_v's use_more_bits, Q3_K_M's
  * first two attn_v, the ffn_down layer index of dense models) follow that
  * order (with keep_split: shard by shard, in file order). gq_plan_build takes
- * the tensors IN THAT ORDER and applies the counters as it goes; gq_plan_order
- * gives the (layer, name) order. The engine must also write the tensors in it
- * to produce llama.cpp's bytes.
+ * the tensors IN THAT ORDER and applies the counters as it goes; plan_make.c
+ * puts them in it (and gq_plan_order, for tests, with the same comparison).
+ * The engine writes the tensors in it too, to produce llama.cpp's bytes.
  */
 #ifndef GGUFQ_REQUANT_PLAN_H
 #define GGUFQ_REQUANT_PLAN_H
@@ -100,25 +100,22 @@ int gq_ftype_guess(ggufq_type type);
 /* "COPY" (any case): llama-quantize's only_copy, every tensor kept as it is. */
 bool gq_target_is_copy(const char *target);
 
-/* llama_ftype_get_default_type: the default tensor type of an ftype; -1 if none. */
-int gq_ftype_default_type(int ftype);
-/* The recipe name of an ftype ("Q4_K_M"); NULL if none. */
-const char *gq_ftype_name(int ftype);
+/* The --tensor-type rules of opts compile (REGEX=TYPE, a type to quantize to), or the error. */
+int gq_plan_check_tensor_types(const ggufq_requant_options *opts, ggufq_error *err);
 
 /*
  * Fill out[i] for n tensors, given in llama.cpp's processing order (see
- * above): every field (name points at in[i].name; n_dims is the output's,
- * gq_output_dims). has_imatrix says an imatrix was given
- * (some recipes change with it). The run is pure when opts->pure is set or
- * opts->target is a bare type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an error with a message:
+ * above): every field but uses_imatrix, which plan_make.c sets when it matches
+ * the imatrix (name points at in[i].name; n_dims is the output's,
+ * gq_output_dims). has_imatrix says an imatrix was given (some recipes change
+ * with it). The run is pure when opts->pure is set or opts->target is a bare
+ * type; with the target COPY every tensor is kept. Returns GGUFQ_OK or an
+ * error with a message:
  * GGUFQ_E_NEEDS_IMATRIX (a tensor whose type needs an imatrix when none is
  * given; a dry run too), GGUFQ_E_INVALID_ARG (bad override),
  * GGUFQ_E_BAD_SIZE (a row length no type fits, where llama.cpp fails too),
  * GGUFQ_E_FORMAT (an expert model tensor without a layer number).
  */
-/* The --tensor-type rules of opts compile (REGEX=TYPE, a type to quantize to), or the error. */
-int gq_plan_check_tensor_types(const ggufq_requant_options *opts, ggufq_error *err);
-
 int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n,
                   const ggufq_requant_options *opts, int ftype, ggufq_type default_type,
                   bool has_imatrix, ggufq_plan_entry *out, ggufq_error *err);
@@ -133,8 +130,5 @@ int gq_plan_build(const gq_model_info *model, const gq_plan_input *in, int64_t n
  * tensor stays empty and the file stays loadable.
  */
 uint32_t gq_output_dims(uint32_t n_dims, const int64_t *dims);
-
-/* order[0..n-1] = indices of in[] in llama.cpp's processing and writing order. */
-void gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order);
 
 #endif

@@ -89,15 +89,8 @@ static bool same_ci(const char *a, const char *b)
     return *a == *b;
 }
 
-int gq_ftype_default_type(int ftype)
-{
-    for (size_t i = 0; i < N_RECIPES; i++)
-        if (RECIPES[i].ftype == ftype)
-            return RECIPES[i].default_type;
-    return -1;
-}
-
-const char *gq_ftype_name(int ftype)
+/* The recipe name of an ftype ("Q4_K_M"); NULL if none. */
+static const char *ftype_name(int ftype)
 {
     for (size_t i = 0; i < N_RECIPES; i++)
         if (RECIPES[i].ftype == ftype && RECIPES[i].kind == RECIPE)
@@ -107,7 +100,7 @@ const char *gq_ftype_name(int ftype)
 
 const char *ggufq_ftype_name(int ftype)
 {
-    return gq_ftype_name(ftype);
+    return ftype_name(ftype);
 }
 
 /*
@@ -315,7 +308,7 @@ int ggufq_recipe_at(int64_t i, ggufq_recipe_info *out)
     out->name = r->name;
     out->file_type = (uint32_t)r->ftype;
     out->default_type = (ggufq_type)r->default_type;
-    out->alias_of = r->kind == ALIAS ? gq_ftype_name(r->ftype) : NULL;
+    out->alias_of = r->kind == ALIAS ? ftype_name(r->ftype) : NULL;
     out->copy = r->kind == COPY;
     out->needs_imatrix = recipe_needs_imatrix(r->ftype);
     out->description = RECIPE_TEXT[i].text;
@@ -332,5 +325,5 @@ const char *ggufq_requant_target_name(const char *target)
         return NULL;
     if (gq_target_is_copy(target))
         return "COPY";
-    return is_recipe ? gq_ftype_name(ftype) : ggufq_type_name(type);
+    return is_recipe ? ftype_name(ftype) : ggufq_type_name(type);
 }

@@ -1,16 +1,11 @@
 /*
- * requant.c — the public requant API: options, plans, and ggufq_requant.
- *
- * The plan lists the tensors in the order llama.cpp's llama_model_quantize
- * processes and writes them: sorted by layer number ("blk.N." prefix;
- * tensors without one first), then by name — the order of its weights map —
- * or, with keep_split, shard by shard in file order. The policy (plan.c)
- * sees the tensors in that same order, since some recipes count layers as
- * they go. The engine (run.c) then executes the plan.
+ * requant.c — the public requant API, the top of the requant engine: options,
+ * ggufq_requant_plan, ggufq_plan_run and ggufq_requant. It opens the inputs
+ * (shards.c, imatrix.c, kvover.c), has them planned (plan_make.c: order,
+ * pruning, llama.cpp's policy in plan.c) and the plan executed (run.c). The
+ * plan keeps what was opened, so showing a plan and running it reads the
+ * inputs' metadata and plans once. Nothing below calls back into this file.
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,18 +13,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "gguf/errors.h"
 #include "requant/plan.h"
 #include "requant/requant_internal.h"
-
-int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gq_vfail(err, status, NULL, GGUFQ_NO_OFFSET, fmt, ap);   /* escapes file text */
-    va_end(ap);
-    return status;
-}
 
 void ggufq_requant_options_init(ggufq_requant_options *opts)
 {
@@ -40,507 +25,6 @@ void ggufq_requant_options_init(ggufq_requant_options *opts)
     opts->output_tensor_type = -1;
     opts->token_embedding_type = -1;
     opts->allow_requantize = true;   /* what the library always did */
-}
-
-/* ------------------------------------------------------------------------- */
-/* Order                                                                      */
-/* ------------------------------------------------------------------------- */
-
-typedef struct tensor_ref {
-    int         shard;
-    int64_t     index;
-    uint64_t    offset;
-    int         layer;   /* as sscanf(name, "blk.%d.") leaves it: -1 without a number */
-    const char *name;
-    char       *renamed; /* --prune-layers: the new name (owned), or NULL: unchanged */
-} tensor_ref;
-
-/* The layer llama.cpp's weight_name_comparer reads with sscanf("blk.%d."). */
-static int name_layer(const char *name)
-{
-    if (strncmp(name, "blk.", 4) != 0)
-        return -1;
-    const char *p = name + 4;
-    while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
-        p++;
-    char *end;
-    errno = 0;
-    long v = strtol(p, &end, 10);
-    if (end == p)
-        return -1;
-    if (errno == ERANGE || v > INT_MAX || v < INT_MIN)
-        return v > 0 ? INT_MAX : INT_MIN;   /* out of range for %d: behaviour left to the C library */
-    return (int)v;
-}
-
-static int by_layer_then_name(const void *a, const void *b)
-{
-    const tensor_ref *x = a, *y = b;
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-static int by_shard_then_offset(const void *a, const void *b)
-{
-    const tensor_ref *x = a, *y = b;
-    if (x->shard != y->shard)
-        return x->shard < y->shard ? -1 : 1;
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Model facts for the policy                                                */
-/* ------------------------------------------------------------------------- */
-
-static int64_t arch_int(const ggufq_file *f, const char *arch, const char *suffix)
-{
-    char key[256];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    ggufq_value v, e;
-    int64_t x = 0;
-    if (ggufq_get(f, key, &v) != GGUFQ_OK)
-        return 0;
-    if (v.type == GGUFQ_VT_ARRAY) {   /* per-layer values: layer 0's, as llama.cpp's hparams arrays */
-        if (v.count == 0 || ggufq_array_get(&v, 0, &e) != GGUFQ_OK)
-            return 0;
-        v = e;
-    }
-    return ggufq_value_int(&v, &x) == GGUFQ_OK ? x : 0;
-}
-
-/* Model counts larger than this are not real models; they would overflow the
- * policy's int arithmetic (e.g. 7 * n_layer / 8). */
-#define MAX_MODEL_COUNT 1000000
-
-static int model_info(const ggufq_file *f, gq_model_info *m, char *arch_buf, size_t cap,
-                      ggufq_error *err)
-{
-    memset(m, 0, sizeof *m);
-    arch_buf[0] = '\0';
-    ggufq_value v;
-    ggufq_str s;
-    if (ggufq_get(f, "general.architecture", &v) == GGUFQ_OK && ggufq_value_str(&v, &s) == GGUFQ_OK &&
-        s.len < cap) {
-        memcpy(arch_buf, s.ptr, (size_t)s.len);
-        arch_buf[s.len] = '\0';
-    }
-    m->arch = arch_buf;
-    m->known_arch = arch_buf[0] != '\0';
-    if (!m->known_arch)
-        return GGUFQ_OK;
-    static const char *const keys[] = { "block_count", "attention.head_count",
-                                        "attention.head_count_kv", "expert_count" };
-    int64_t *dst[] = { &m->n_layer, &m->n_head, &m->n_head_kv, &m->n_expert };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        *dst[i] = arch_int(f, arch_buf, keys[i]);
-        if (*dst[i] < 0 || *dst[i] > MAX_MODEL_COUNT)
-            return gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: %s.%s = %lld is not a plausible count "
-                              "(0..%d)", ggufq_file_name(f), arch_buf, keys[i],
-                              (long long)*dst[i], MAX_MODEL_COUNT);
-    }
-    if (m->n_head_kv == 0)
-        m->n_head_kv = m->n_head;
-    return GGUFQ_OK;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Plans                                                                      */
-/* ------------------------------------------------------------------------- */
-
-void ggufq_plan_free(ggufq_plan *plan)
-{
-    if (!plan)
-        return;
-    if (plan->names)
-        for (int64_t i = 0; i < plan->n; i++)
-            free(plan->names[i]);
-    free(plan->names);
-    if (plan->imatrix_names)
-        for (int64_t i = 0; i < plan->n; i++)
-            free(plan->imatrix_names[i]);
-    free(plan->imatrix_names);
-    free(plan->entries);
-    free(plan->shard);
-    free(plan->index);
-    free(plan);
-}
-
-int64_t ggufq_plan_count(const ggufq_plan *plan) { return plan ? plan->n : GGUFQ_E_INVALID_ARG; }
-
-const ggufq_plan_entry *ggufq_plan_at(const ggufq_plan *plan, int64_t i)
-{
-    return plan && i >= 0 && i < plan->n ? &plan->entries[i] : NULL;
-}
-
-uint32_t ggufq_plan_file_type(const ggufq_plan *plan) { return plan ? plan->file_type : 0; }
-bool     ggufq_plan_pure(const ggufq_plan *plan) { return plan && plan->pure; }
-
-static int collect_refs(const gq_shards *s, tensor_ref **out, int64_t *n_out, ggufq_error *err)
-{
-    int64_t n = 0;
-    for (int i = 0; i < s->n; i++)
-        n += ggufq_tensor_count(s->files[i]);
-    tensor_ref *refs = calloc((size_t)(n ? n : 1), sizeof *refs);
-    if (!refs)
-        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
-    int64_t k = 0;
-    for (int i = 0; i < s->n; i++)
-        for (int64_t j = 0; j < ggufq_tensor_count(s->files[i]); j++, k++) {
-            ggufq_tensor_info t;
-            ggufq_tensor_at(s->files[i], j, &t);
-            refs[k] = (tensor_ref){ i, j, t.offset, name_layer(t.name), t.name, NULL };
-            /* Readable, but the output could not be loaded: refuse before writing. */
-            const size_t len = strlen(t.name);
-            if (len > GGUFQ_MAX_NAME_LEN) {
-                int rc = gq_rq_fail(err, GGUFQ_E_BAD_NAME,
-                                    "%s: tensor %lld '%.*s%s' has a %zu-byte name; ggml and llama.cpp "
-                                    "load names of at most %u bytes, so no output is written",
-                                    ggufq_file_name(s->files[i]), (long long)j, 80, t.name,
-                                    len > 80 ? "..." : "", len, GGUFQ_MAX_NAME_LEN);
-                free(refs);
-                return rc;
-            }
-        }
-    /* names must be unique over all shards (llama.cpp: "tensor is duplicated") */
-    qsort(refs, (size_t)n, sizeof *refs, by_layer_then_name);
-    for (int64_t i = 1; i < n; i++)
-        if (strcmp(refs[i - 1].name, refs[i].name) == 0) {
-            int rc = gq_rq_fail(err, GGUFQ_E_DUPLICATE_TENSOR, "%s: tensor '%s' is present twice",
-                                ggufq_file_name(s->files[0]), refs[i].name);
-            free(refs);
-            return rc;
-        }
-    *out = refs;
-    *n_out = n;
-    return GGUFQ_OK;
-}
-
-static void free_refs(tensor_ref *refs, int64_t n)
-{
-    for (int64_t i = 0; refs && i < n; i++)
-        free(refs[i].renamed);
-    free(refs);
-}
-
-/*
- * --prune-layers: drop and rename the tensors (gq_prune_tensors), in llama.cpp's
- * order (refs is sorted by layer, then name); refs keeps the ones that stay.
- */
-static int prune_refs(const gq_shards *s, const ggufq_requant_options *opts, tensor_ref *refs, int64_t *n,
-                      int64_t *block_count_out, ggufq_error *err)
-{
-    const char **names = malloc((size_t)(*n ? *n : 1) * sizeof *names);
-    char **renamed = calloc((size_t)(*n ? *n : 1), sizeof *renamed);
-    int rc = names && renamed ? GGUFQ_OK : gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
-    for (int64_t i = 0; rc == GGUFQ_OK && i < *n; i++)
-        names[i] = refs[i].name;
-    if (rc == GGUFQ_OK)
-        rc = gq_prune_tensors(opts, ggufq_file_name(s->files[0]), names, *n, renamed, block_count_out, err);
-    int64_t k = 0;
-    for (int64_t i = 0; rc == GGUFQ_OK && i < *n; i++)
-        if (renamed[i] != names[i]) {   /* else dropped */
-            refs[k] = refs[i];
-            refs[k++].renamed = renamed[i];
-        }
-    if (rc == GGUFQ_OK)
-        *n = k;
-    free(names);
-    free(renamed);
-    return rc;
-}
-
-static int alloc_plan(int64_t n, ggufq_plan **out)
-{
-    ggufq_plan *p = calloc(1, sizeof *p);
-    size_t m = (size_t)(n ? n : 1);
-    if (p) {
-        p->entries = calloc(m, sizeof *p->entries);
-        p->shard = calloc(m, sizeof *p->shard);
-        p->index = calloc(m, sizeof *p->index);
-        p->names = calloc(m, sizeof *p->names);
-    }
-    if (!p || !p->entries || !p->shard || !p->index || !p->names) {
-        ggufq_plan_free(p);
-        return GGUFQ_E_NOMEM;
-    }
-    *out = p;
-    return GGUFQ_OK;
-}
-
-/* Fill the input side of each entry; the policy fills out_type, reason, uses_imatrix. */
-static int fill_inputs(const gq_shards *s, tensor_ref *refs, ggufq_plan *p, gq_plan_input *in)
-{
-    for (int64_t i = 0; i < p->n; i++) {
-        ggufq_tensor_info t;
-        ggufq_tensor_at(s->files[refs[i].shard], refs[i].index, &t);
-        p->names[i] = refs[i].renamed ? refs[i].renamed : strdup(t.name);
-        refs[i].renamed = NULL;   /* the plan owns it now */
-        if (!p->names[i])
-            return GGUFQ_E_NOMEM;
-        if (p->imatrix_names && !(p->imatrix_names[i] = strdup(t.name)))
-            return GGUFQ_E_NOMEM;
-        p->shard[i] = refs[i].shard;
-        p->index[i] = refs[i].index;
-        ggufq_plan_entry *e = &p->entries[i];
-        e->name = p->names[i];
-        e->in_type = e->out_type = t.type;
-        e->n_dims = gq_output_dims(t.n_dims, t.dims);
-        memcpy(e->dims, t.dims, sizeof e->dims);
-        e->in_bytes = t.size;
-        e->reason = "";
-        in[i].name = p->names[i];
-        in[i].type = t.type;
-        in[i].n_dims = t.n_dims;
-        memcpy(in[i].dims, t.dims, sizeof in[i].dims);
-        p->n_weights += (uint64_t)t.n_elements;
-        p->in_total += t.size;
-    }
-    return GGUFQ_OK;
-}
-
-/* Rows of a tensor (dims[1] * dims[2] * dims[3]): 0 when a dimension is 0,
- * however large the others (the reader bounds the product only when none is). */
-static uint64_t rows_of(const int64_t *dims)
-{
-    uint64_t rows = 1;
-    for (int d = 1; d < GGUFQ_MAX_DIMS; d++)
-        if (dims[d] == 0)
-            return 0;
-    for (int d = 1; d < GGUFQ_MAX_DIMS; d++)
-        rows *= (uint64_t)dims[d];
-    return rows;
-}
-
-/* The imatrix entry of n values fits rows of ne0 of ne2 experts (no overflow for huge empty tensors). */
-static bool imatrix_fits(int64_t n, int64_t ne0, int64_t ne2)
-{
-    return ne2 != 0 && ne0 <= INT64_MAX / ne2 && n == ne0 * ne2;
-}
-
-/* Output sizes, checked against the types' block sizes. */
-static int size_outputs(ggufq_plan *p, const gq_shards *s, ggufq_error *err)
-{
-    for (int64_t i = 0; i < p->n; i++) {
-        ggufq_plan_entry *e = &p->entries[i];
-        const char *file = ggufq_file_name(s->files[p->shard[i]]);
-        if (e->out_type == e->in_type) {
-            e->out_bytes = e->in_bytes;
-        } else {
-            int64_t ne0 = e->dims[0];
-            uint64_t rows = ne0 > 0 ? rows_of(e->dims) : 0;
-            size_t row = ggufq_row_size(e->out_type, ne0);
-            const char *tn = ggufq_type_name(e->out_type);
-            if (!ggufq_type_is_valid(e->out_type) || (row == 0 && rows > 0))
-                return gq_fail(err, GGUFQ_E_BAD_SHAPE, file, GGUFQ_NO_OFFSET,
-                               "tensor '%s': rows of %lld weights cannot be stored as %s",
-                               e->name, (long long)ne0, tn ? tn : "?");
-            if (rows > 0 && (uint64_t)row > UINT64_MAX / rows)
-                return gq_fail(err, GGUFQ_E_OVERFLOW, file, GGUFQ_NO_OFFSET,
-                               "tensor '%s': %llu rows of %s take more than 2^64 bytes", e->name,
-                               (unsigned long long)rows, tn);
-            e->out_bytes = (uint64_t)row * rows;
-        }
-        p->out_total += e->out_bytes;
-    }
-    return GGUFQ_OK;
-}
-
-/*
- * Which tensors get an imatrix row of the right size; and the refusals the run
- * would meet picking them (run.c's pick_imatrix: same checks, same messages),
- * found here so that nothing is written and a dry run refuses the same way:
- * an entry of the wrong size (not for token_embd), or no entry for a tensor
- * whose type needs one.
- */
-static int mark_imatrix_use(ggufq_plan *p, const gq_imatrix *im, const char *im_name, ggufq_error *err)
-{
-    bool have = im && im->n > 0;
-    for (int64_t i = 0; i < p->n; i++) {
-        ggufq_plan_entry *e = &p->entries[i];
-        const gq_imatrix_entry *m = have ? gq_imatrix_find(im, gq_plan_imatrix_name(p, i)) : NULL;
-        bool converted = e->out_type != e->in_type;
-        e->uses_imatrix = converted && m && imatrix_fits(m->n, e->dims[0], e->dims[2]);
-        if (!converted || !have || e->uses_imatrix)
-            continue;
-        bool token_embd = strcmp(e->name, "token_embd.weight") == 0 ||
-                          strcmp(e->name, "per_layer_token_embd.weight") == 0;
-        int64_t ne0 = e->dims[0], ne2 = e->dims[2];
-        bool fits = ne2 != 0 && ne0 <= INT64_MAX / ne2;
-        if (m && fits && !token_embd)
-            return gq_rq_fail(err, GGUFQ_E_FORMAT, "%s: imatrix size %lld is different from tensor size %lld for %s",
-                              im_name, (long long)m->n, (long long)(ne0 * ne2), e->name);
-        if (m && !token_embd)
-            return gq_rq_fail(err, GGUFQ_E_FORMAT,
-                              "%s: imatrix size %lld is different from tensor size %lld x %lld for %s",
-                              im_name, (long long)m->n, (long long)ne0, (long long)ne2, e->name);
-        if (gq_tensor_requires_imatrix(e->name, e->out_type, (int)p->file_type))
-            return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
-                              "%s: missing importance matrix for tensor %s in a very low-bit quantization (%s)",
-                              im_name, e->name, ggufq_type_name(e->out_type));
-    }
-    return GGUFQ_OK;
-}
-
-/* Put "<file>: " before a message about one of the file's tensors. */
-static void name_file_in_message(ggufq_error *err, const char *file)
-{
-    if (!err || !file)
-        return;
-    size_t n = strlen(file);
-    if (strncmp(err->message, file, n) == 0 && err->message[n] == ':')
-        return;
-    char msg[sizeof err->message];
-    memcpy(msg, err->message, sizeof msg);
-    uint64_t offset = err->offset;
-    gq_fail(err, err->status, file, GGUFQ_NO_OFFSET, "%s", msg);
-    err->offset = offset;
-}
-
-/*
- * llama.cpp refuses to convert a tensor that is already quantized unless
- * allow_requantize: it checks ggml_is_quantized of the input type for each
- * tensor it converts (its output type differs; f16, bf16 and f32 inputs are
- * not quantized), so kept and copied tensors never count. Checked on the
- * whole plan, so nothing is written, and a dry run refuses the same way.
- */
-static int check_requantize(const ggufq_plan *p, const ggufq_requant_options *opts, const char *file,
-                            ggufq_error *err)
-{
-    if (opts->allow_requantize)
-        return GGUFQ_OK;
-    for (int64_t i = 0; i < p->n; i++) {
-        const ggufq_plan_entry *e = &p->entries[i];
-        if (e->out_type != e->in_type && ggufq_type_is_quantized(e->in_type))
-            return gq_fail(err, GGUFQ_E_INVALID_ARG, file, GGUFQ_NO_OFFSET,
-                           "requantizing from type %s is disabled (tensor %s would become %s): "
-                           "quantizing already quantized weights again loses quality; "
-                           "--allow-requantize does it anyway", ggufq_type_name(e->in_type), e->name,
-                           ggufq_type_name(e->out_type));
-    }
-    return GGUFQ_OK;
-}
-
-/*
- * The file type written with COPY: llama.cpp writes the input's (the model
- * loader's ftype): general.file_type when it is there, else its guess from the
- * most common tensor type — counted in name order, the first type to reach the
- * highest count — marked as guessed (| 1024, LLAMA_FTYPE_GUESSED).
- */
-typedef struct named_type { const char *name; ggufq_type type; } named_type;
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(((const named_type *)a)->name, ((const named_type *)b)->name);
-}
-
-static int copy_file_type(const ggufq_file *f, const gq_plan_input *in, int64_t n, uint32_t *out)
-{
-    ggufq_value v;
-    uint64_t ft;
-    if (ggufq_get(f, "general.file_type", &v) == GGUFQ_OK && v.type == GGUFQ_VT_UINT32 &&
-        ggufq_value_uint(&v, &ft) == GGUFQ_OK) {
-        *out = (uint32_t)ft;
-        return GGUFQ_OK;
-    }
-    named_type *sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted);
-    if (!sorted)
-        return GGUFQ_E_NOMEM;
-    for (int64_t i = 0; i < n; i++)
-        sorted[i] = (named_type){ in[i].name, in[i].type };
-    qsort(sorted, (size_t)n, sizeof *sorted, cmp_name);   /* names are unique */
-    int64_t count[GGUFQ_TYPE_COUNT] = { 0 }, best = 0;
-    ggufq_type type_max = GGUFQ_TYPE_F32;
-    for (int64_t i = 0; i < n; i++) {
-        ggufq_type t = sorted[i].type;
-        if ((int)t >= 0 && (int)t < GGUFQ_TYPE_COUNT && ++count[t] > best) {
-            best = count[t];
-            type_max = t;
-        }
-    }
-    free(sorted);
-    *out = (uint32_t)gq_ftype_guess(type_max) | GQ_FTYPE_GUESSED;
-    return GGUFQ_OK;
-}
-
-static int target_failure(const char *target, int rc, ggufq_error *err)
-{
-    return gq_rq_fail(err, rc, "'%s' is not a llama-quantize type (a name such as Q4_K_M or "
-                      "COPY, or a file type number such as 15) nor a ggml type",
-                      target ? target : "(null)");
-}
-
-
-int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
-                 ggufq_plan **out, ggufq_error *err)
-{
-    int ftype = 0;
-    ggufq_type default_type;
-    bool is_recipe = false;
-    int rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe);
-    if (rc < 0)
-        return target_failure(opts->target, rc, err);
-    tensor_ref *refs = NULL;
-    int64_t n = 0;
-    gq_model_info model;
-    char arch[128];
-    int64_t block_count_out = 0;
-    if ((rc = collect_refs(s, &refs, &n, err)) < 0)
-        return rc;
-    if (opts->n_prune_layers > 0) {
-        if ((rc = model_info(s->files[0], &model, arch, sizeof arch, err)) < 0 ||
-            (rc = gq_prune_check_model(opts, ggufq_file_name(s->files[0]), arch, model.n_layer, err)) < 0 ||
-            (rc = prune_refs(s, opts, refs, &n, &block_count_out, err)) < 0) {
-            free_refs(refs, n);
-            return rc;
-        }
-    }
-    if (opts->keep_split)
-        qsort(refs, (size_t)n, sizeof *refs, by_shard_then_offset);
-    ggufq_plan *p = NULL;
-    gq_plan_input *in = calloc((size_t)(n ? n : 1), sizeof *in);
-    if (!in || alloc_plan(n, &p) < 0 ||
-        (opts->n_prune_layers > 0 && !(p->imatrix_names = calloc((size_t)(n ? n : 1), sizeof *p->imatrix_names)))) {
-        free(in);
-        free_refs(refs, n);
-        ggufq_plan_free(p);
-        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
-    }
-    p->n = n;
-    p->file_type = (uint32_t)ftype;
-    p->pure = opts->pure || !is_recipe;
-    if (opts->n_prune_layers > 0) {
-        snprintf(p->arch, sizeof p->arch, "%s", arch);
-        p->block_count_in = model.n_layer;
-        p->block_count_out = block_count_out;
-    }
-    rc = fill_inputs(s, refs, p, in);
-    free_refs(refs, n);
-    if (rc == GGUFQ_OK && gq_target_is_copy(opts->target))
-        rc = copy_file_type(s->files[0], in, n, &p->file_type);
-    if (rc < 0) {
-        rc = gq_rq_fail(err, rc, "out of memory");
-    } else {
-        rc = model_info(s->files[0], &model, arch, sizeof arch, err);
-        if (rc == GGUFQ_OK)
-            rc = gq_plan_build(&model, in, n, opts, ftype, default_type, has_imatrix, p->entries, err);
-        /* about a tensor of the input (the others are about options) */
-        if (rc == GGUFQ_E_NEEDS_IMATRIX || rc == GGUFQ_E_BAD_SIZE || rc == GGUFQ_E_FORMAT)
-            name_file_in_message(err, ggufq_file_name(s->files[0]));
-        if (rc == GGUFQ_OK)
-            rc = check_requantize(p, opts, ggufq_file_name(s->files[0]), err);
-        if (rc == GGUFQ_OK)
-            rc = size_outputs(p, s, err);
-    }
-    free(in);
-    if (rc < 0) {
-        ggufq_plan_free(p);
-        return rc;
-    }
-    *out = p;
-    return GGUFQ_OK;
 }
 
 /* The struct before prune_layers was added: what callers built against 0.1.0 pass. */
@@ -575,7 +59,44 @@ static int take_options(const ggufq_requant_options *in, ggufq_requant_options *
     return check_options(o, err);
 }
 
-static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err);
+static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err)
+{
+    *out = calloc(opts->n_kv_overrides + 4, sizeof **out);   /* + the imatrix keys */
+    if (!*out)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < opts->n_kv_overrides; i++) {
+        int rc = gq_kv_override_parse(opts->kv_overrides[i], &(*out)[i], err);
+        if (rc < 0)
+            return rc;
+    }
+    return GGUFQ_OK;
+}
+
+/* llama-quantize records the imatrix in quantize.imatrix.* keys (after the user's overrides). */
+static size_t add_imatrix_keys(gq_kv_override *kv, size_t n, const char *path, const gq_imatrix *im)
+{
+    gq_kv_override *o = &kv[n++];
+    snprintf(o->key, sizeof o->key, "quantize.imatrix.file");
+    o->tag = GQ_KV_STR;
+    snprintf(o->val_str, sizeof o->val_str, "%s", path);
+    if (im->dataset && im->dataset[0]) {
+        o = &kv[n++];
+        snprintf(o->key, sizeof o->key, "quantize.imatrix.dataset");
+        o->tag = GQ_KV_STR;
+        snprintf(o->val_str, sizeof o->val_str, "%s", im->dataset);
+    }
+    o = &kv[n++];
+    snprintf(o->key, sizeof o->key, "quantize.imatrix.entries_count");
+    o->tag = GQ_KV_INT;
+    o->val_i64 = (int64_t)im->n;
+    if (im->chunks > 0) {
+        o = &kv[n++];
+        snprintf(o->key, sizeof o->key, "quantize.imatrix.chunks_count");
+        o->tag = GQ_KV_INT;
+        o->val_i64 = im->chunks;
+    }
+    return n;
+}
 
 int ggufq_requant_options_check(const ggufq_requant_options *caller_opts, ggufq_error *err)
 {
@@ -587,8 +108,8 @@ int ggufq_requant_options_check(const ggufq_requant_options *caller_opts, ggufq_
     int ftype = 0;
     ggufq_type default_type;
     bool is_recipe = false;
-    if ((rc = gq_resolve_target(opts->target, &ftype, &default_type, &is_recipe)) < 0)
-        return target_failure(opts->target, rc, err);
+    if ((rc = gq_plan_target(opts->target, &ftype, &default_type, &is_recipe, err)) < 0)
+        return rc;
     if ((rc = gq_plan_check_tensor_types(opts, err)) < 0)
         return rc;
     gq_kv_override *kv = NULL;
@@ -597,40 +118,74 @@ int ggufq_requant_options_check(const ggufq_requant_options *caller_opts, ggufq_
     return rc;
 }
 
-int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_opts, ggufq_plan **out,
+/* The run's copies of the options (the caller's strings may be gone by then). */
+static int keep_options(gq_plan_source *src, const ggufq_requant_options *opts, ggufq_error *err)
+{
+    src->opts = *opts;
+    src->opts.target = NULL;   /* planned: the run reads only what is copied here */
+    src->opts.tensor_types = src->opts.include_weights = src->opts.exclude_weights = NULL;
+    src->opts.kv_overrides = NULL;   /* parsed into src->kv */
+    src->opts.imatrix_path = src->imatrix_path = opts->imatrix_path ? strdup(opts->imatrix_path) : NULL;
+    src->opts.prune_layers = NULL;
+    if (opts->n_prune_layers > 0) {
+        int32_t *layers = malloc(opts->n_prune_layers * sizeof *layers);
+        if (layers)
+            memcpy(layers, opts->prune_layers, opts->n_prune_layers * sizeof *layers);
+        src->opts.prune_layers = src->prune_layers = layers;
+    }
+    if ((opts->imatrix_path && !src->imatrix_path) || (opts->n_prune_layers > 0 && !src->prune_layers))
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    return GGUFQ_OK;
+}
+
+/*
+ * Open the inputs and plan: the checks in the order the run makes them
+ * (options, overrides, shards, imatrix, plan). The plan keeps the inputs.
+ */
+static int plan_inputs(const char *in_path, const ggufq_requant_options *caller_opts, ggufq_plan **out,
                        ggufq_error *err)
 {
     ggufq_requant_options opts_v, *opts = &opts_v;
+    int rc = take_options(caller_opts, opts, err);
+    if (rc < 0)
+        return rc;
+    gq_plan_source *src = calloc(1, sizeof *src);
+    if (!src)
+        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
+    src->n_kv = opts->n_kv_overrides;
+    if ((rc = parse_overrides(opts, &src->kv, err)) < 0 || (rc = gq_shards_open(in_path, &src->shards, err)) < 0)
+        goto fail;
+    if (opts->imatrix_path) {
+        if ((rc = gq_imatrix_load(opts->imatrix_path, opts, &src->imatrix, err)) < 0)
+            goto fail;
+        if (src->imatrix.n > 0)
+            src->n_kv = add_imatrix_keys(src->kv, src->n_kv, opts->imatrix_path, &src->imatrix);
+    }
+    ggufq_plan *plan = NULL;
+    if ((rc = gq_plan_make(&src->shards, opts, src->imatrix.n > 0, &plan, err)) < 0)
+        goto fail;
+    plan->source = src;   /* freed with the plan from now on */
+    if ((rc = gq_plan_mark_imatrix(plan, &src->imatrix, opts->imatrix_path, err)) < 0 ||
+        (rc = keep_options(src, opts, err)) < 0) {
+        ggufq_plan_free(plan);
+        return rc;
+    }
+    *out = plan;
+    return GGUFQ_OK;
+fail:
+    gq_plan_source_free(src);
+    return rc;
+}
+
+int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_opts, ggufq_plan **out,
+                       ggufq_error *err)
+{
     if (err)
         memset(err, 0, sizeof *err);
     if (!in_path || !out)
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
     *out = NULL;
-    int rc = take_options(caller_opts, opts, err);
-    if (rc < 0)
-        return rc;
-    gq_kv_override *kv = NULL;
-    rc = parse_overrides(opts, &kv, err);   /* checked first, as the run does */
-    free(kv);
-    if (rc < 0)
-        return rc;
-    gq_shards s;
-    if ((rc = gq_shards_open(in_path, &s, err)) < 0)
-        return rc;
-    gq_imatrix im;
-    memset(&im, 0, sizeof im);
-    if (opts->imatrix_path && (rc = gq_imatrix_load(opts->imatrix_path, opts, &im, err)) < 0) {
-        gq_shards_close(&s);
-        return rc;
-    }
-    rc = gq_plan_make(&s, opts, im.n > 0, out, err);
-    if (rc == GGUFQ_OK && (rc = mark_imatrix_use(*out, &im, opts->imatrix_path, err)) < 0) {
-        ggufq_plan_free(*out);
-        *out = NULL;
-    }
-    gq_imatrix_free(&im);
-    gq_shards_close(&s);
-    return rc;
+    return plan_inputs(in_path, caller_opts, out, err);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -718,43 +273,38 @@ static int check_free_space(const gq_shards *s, const ggufq_plan *plan, const ch
     return rc;
 }
 
-static int parse_overrides(const ggufq_requant_options *opts, gq_kv_override **out, ggufq_error *err)
+/* Write the plan's output: checked paths and space, then the engine (run.c). */
+static int run_plan(const ggufq_plan *plan, const char *out_path, ggufq_progress_fn progress, void *user_data,
+                    ggufq_error *err)
 {
-    *out = calloc(opts->n_kv_overrides + 4, sizeof **out);   /* + the imatrix keys */
-    if (!*out)
-        return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < opts->n_kv_overrides; i++) {
-        int rc = gq_kv_override_parse(opts->kv_overrides[i], &(*out)[i], err);
-        if (rc < 0)
-            return rc;
+    const gq_plan_source *src = plan->source;
+    char **paths = NULL;
+    int n_paths = 0;
+    int rc = output_paths(plan, &src->opts, out_path, &paths, &n_paths, err);
+    /* no output may be an input (a shard, the imatrix): the writers refuse that (run.c) */
+    if (rc == GGUFQ_OK)
+        rc = check_free_space(&src->shards, plan, paths[0], err);
+    if (rc == GGUFQ_OK) {
+        gq_run run = {
+            .in = &src->shards, .plan = plan, .imatrix = src->imatrix.n > 0 ? &src->imatrix : NULL,
+            .opts = &src->opts, .kv = src->kv, .n_kv = src->n_kv,
+            .out_paths = (const char *const *)paths, .n_out = n_paths,
+            .progress = progress, .user_data = user_data, .nthreads = src->opts.nthreads,
+        };
+        rc = gq_run_requant(&run, err);
     }
-    return GGUFQ_OK;
+    free_paths(paths, n_paths);
+    return rc;
 }
 
-/* llama-quantize records the imatrix in quantize.imatrix.* keys (after the user's overrides). */
-static size_t add_imatrix_keys(gq_kv_override *kv, size_t n, const char *path, const gq_imatrix *im)
+int ggufq_plan_run(const ggufq_plan *plan, const char *out_path, ggufq_progress_fn progress, void *user_data,
+                   ggufq_error *err)
 {
-    gq_kv_override *o = &kv[n++];
-    snprintf(o->key, sizeof o->key, "quantize.imatrix.file");
-    o->tag = GQ_KV_STR;
-    snprintf(o->val_str, sizeof o->val_str, "%s", path);
-    if (im->dataset && im->dataset[0]) {
-        o = &kv[n++];
-        snprintf(o->key, sizeof o->key, "quantize.imatrix.dataset");
-        o->tag = GQ_KV_STR;
-        snprintf(o->val_str, sizeof o->val_str, "%s", im->dataset);
-    }
-    o = &kv[n++];
-    snprintf(o->key, sizeof o->key, "quantize.imatrix.entries_count");
-    o->tag = GQ_KV_INT;
-    o->val_i64 = (int64_t)im->n;
-    if (im->chunks > 0) {
-        o = &kv[n++];
-        snprintf(o->key, sizeof o->key, "quantize.imatrix.chunks_count");
-        o->tag = GQ_KV_INT;
-        o->val_i64 = im->chunks;
-    }
-    return n;
+    if (err)
+        memset(err, 0, sizeof *err);
+    if (!plan || !plan->source || !out_path)
+        return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
+    return run_plan(plan, out_path, progress, user_data, err);
 }
 
 int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant_options *caller_opts,
@@ -764,52 +314,10 @@ int ggufq_requant(const char *in_path, const char *out_path, const ggufq_requant
         memset(err, 0, sizeof *err);
     if (!in_path || (!out_path && !(caller_opts && caller_opts->dry_run)))
         return gq_rq_fail(err, GGUFQ_E_INVALID_ARG, "NULL argument");
-    ggufq_requant_options opts_v, *opts = &opts_v;
-    int rc = take_options(caller_opts, opts, err);
-    if (rc < 0)
-        return rc;
-    gq_kv_override *kv = NULL;
-    gq_shards s = { 0, NULL };
-    gq_imatrix im;
-    memset(&im, 0, sizeof im);
     ggufq_plan *plan = NULL;
-    char **paths = NULL;
-    int n_paths = 0;
-    size_t n_kv = opts->n_kv_overrides;
-
-    if ((rc = parse_overrides(opts, &kv, err)) < 0)
-        goto out;
-    if ((rc = gq_shards_open(in_path, &s, err)) < 0)
-        goto out;
-    if (opts->imatrix_path) {
-        if ((rc = gq_imatrix_load(opts->imatrix_path, opts, &im, err)) < 0)
-            goto out;
-        if (im.n > 0)
-            n_kv = add_imatrix_keys(kv, n_kv, opts->imatrix_path, &im);
-    }
-    if ((rc = gq_plan_make(&s, opts, im.n > 0, &plan, err)) < 0)
-        goto out;
-    if ((rc = mark_imatrix_use(plan, &im, opts->imatrix_path, err)) < 0)
-        goto out;
-    if (opts->dry_run)
-        goto out;
-    if ((rc = output_paths(plan, opts, out_path, &paths, &n_paths, err)) < 0)
-        goto out;
-    /* no output may be an input (a shard, the imatrix): the writers refuse that (run.c) */
-    rc = check_free_space(&s, plan, paths[0], err);
-    if (rc == GGUFQ_OK) {
-        gq_run run = {
-            .in = &s, .plan = plan, .imatrix = im.n > 0 ? &im : NULL, .opts = opts,
-            .kv = kv, .n_kv = n_kv, .out_paths = (const char *const *)paths, .n_out = n_paths,
-            .progress = progress, .user_data = user_data, .nthreads = opts->nthreads,
-        };
-        rc = gq_run_requant(&run, err);
-    }
-out:
-    free_paths(paths, n_paths);
+    int rc = plan_inputs(in_path, caller_opts, &plan, err);
+    if (rc == GGUFQ_OK && !plan->source->opts.dry_run)
+        rc = run_plan(plan, out_path, progress, user_data, err);
     ggufq_plan_free(plan);
-    gq_imatrix_free(&im);
-    gq_shards_close(&s);
-    free(kv);
     return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * requant_internal.h — the pieces of the requant engine shared between its
  * files: split inputs (shards.c), importance matrices (imatrix.c), metadata
- * overrides (kvover.c), row validation (validate.c) and the planned run
- * (requant.c, run.c). Not public API.
+ * overrides (kvover.c), pruning (prune.c), row validation (validate.c),
+ * plans (plan_make.c over plan.c's policy) and the run (run.c), all called
+ * from the public entry, requant.c. Not public API.
  */
 #ifndef GGUFQ_REQUANT_INTERNAL_H
 #define GGUFQ_REQUANT_INTERNAL_H
@@ -12,13 +13,11 @@
 #include <stdint.h>
 
 #include "ggufq.h"
+#include "gguf/errors.h"
+#include "requant/plan.h"
 
-/* Record a failure in err (if not NULL); returns status. */
-int gq_rq_fail(ggufq_error *err, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* A failure about no single file (messages name what they quote): gq_fail's. */
+#define gq_rq_fail(err, status, ...) gq_fail((err), (status), NULL, GGUFQ_NO_OFFSET, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------- */
 /* Split models (shards.c)                                                   */
@@ -129,8 +128,22 @@ int  gq_prune_set_layer_array(ggufq_writer *w, const char *key, const ggufq_valu
 int64_t gq_first_invalid(ggufq_type type, const void *data, size_t nbytes);
 
 /* ------------------------------------------------------------------------- */
-/* Plans (requant.c)                                                         */
+/* Plans (plan_make.c)                                                       */
 /* ------------------------------------------------------------------------- */
+
+/*
+ * What ggufq_requant_plan opened and parsed (requant.c), kept with the plan
+ * so that ggufq_plan_run executes it without opening or planning again.
+ */
+typedef struct gq_plan_source {
+    gq_shards              shards;
+    gq_imatrix             imatrix;        /* n == 0: none */
+    gq_kv_override        *kv;             /* the --override-kv ones, then the imatrix keys */
+    size_t                 n_kv;
+    ggufq_requant_options  opts;           /* as checked; points only at the copies below */
+    char                  *imatrix_path;   /* copies of the caller's */
+    int32_t               *prune_layers;
+} gq_plan_source;
 
 struct ggufq_plan {
     ggufq_plan_entry *entries;   /* in output order */
@@ -147,6 +160,7 @@ struct ggufq_plan {
     char              arch[128];       /* general.architecture */
     int64_t           block_count_in;  /* <arch>.block_count of the input */
     int64_t           block_count_out; /* written as <arch>.block_count (llama.cpp's count) */
+    gq_plan_source   *source;          /* owned; NULL: planned over shards the caller holds */
 };
 
 /* The name a plan entry's imatrix row has (its input name when blocks were renumbered). */
@@ -155,9 +169,29 @@ static inline const char *gq_plan_imatrix_name(const struct ggufq_plan *p, int64
     return p->imatrix_names ? p->imatrix_names[i] : p->entries[i].name;
 }
 
-/* Plan over opened shards (in llama.cpp's processing order). */
+/* The target as llama-quantize reads it (gq_resolve_target), or the error naming it. */
+int gq_plan_target(const char *target, int *ftype, ggufq_type *default_type, bool *is_recipe,
+                   ggufq_error *err);
+/*
+ * Plan over opened shards, in llama.cpp's processing order (has_imatrix: an
+ * imatrix was given). gq_plan_build fills every entry field but uses_imatrix,
+ * which gq_plan_mark_imatrix sets (false until then).
+ */
 int gq_plan_make(const gq_shards *s, const ggufq_requant_options *opts, bool has_imatrix,
                  ggufq_plan **out, ggufq_error *err);
+/*
+ * Which entries get a row of im (im_name: its path, for messages), and the
+ * refusals the run would meet (a row of the wrong size; none for a tensor
+ * whose type needs one): the run uses exactly the rows marked here.
+ */
+int gq_plan_mark_imatrix(ggufq_plan *p, const gq_imatrix *im, const char *im_name, ggufq_error *err);
+/* Close and free what src holds, and src (NULL: nothing). */
+void gq_plan_source_free(gq_plan_source *src);
+/*
+ * order[0..n-1] = indices of in[] in llama.cpp's processing and writing order
+ * (layer number, then name), by the comparison gq_plan_make sorts with.
+ */
+int gq_plan_order(const gq_plan_input *in, int64_t n, int64_t *order);
 
 /* ------------------------------------------------------------------------- */
 /* Execution (run.c)                                                         */

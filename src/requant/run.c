@@ -29,9 +29,6 @@
 /* Weights per parallel work item inside a chunk (whole rows, at least one). */
 #define ITEM_WEIGHTS  ((int64_t)1 << 15)
 
-/* llama.cpp's LLAMA_FTYPE_MOSTLY_Q2_K_S: its Q2_K tensors need an imatrix. */
-#define LLAMA_FTYPE_MOSTLY_Q2_K_S 21
-
 typedef struct run_state {
     const gq_run  *run;
     gq_pool       *pool;      /* the run's threads; NULL: the caller alone */
@@ -386,52 +383,11 @@ static int ensure_buffers(run_state *st, const tensor_job *j, uint64_t rows, ggu
     return GGUFQ_OK;
 }
 
-static bool is_token_embd(const char *name)
+/* The imatrix row of a tensor: the plan matched them (and refused what llama.cpp refuses). */
+static const float *imatrix_row(const gq_run *r, const tensor_job *j)
 {
-    return strcmp(name, "token_embd.weight") == 0 || strcmp(name, "per_layer_token_embd.weight") == 0;
-}
-
-/* llama.cpp's tensor_requires_imatrix. */
-static bool requires_imatrix(const char *name, ggufq_type t, uint32_t ftype)
-{
-    if (is_token_embd(name) || strcmp(name, "output.weight") == 0)
-        return false;
-    switch (t) {
-    case GGUFQ_TYPE_IQ3_XXS: case GGUFQ_TYPE_IQ2_XXS: case GGUFQ_TYPE_IQ2_XS:
-    case GGUFQ_TYPE_IQ2_S: case GGUFQ_TYPE_IQ1_M: case GGUFQ_TYPE_IQ1_S:
-        return true;
-    case GGUFQ_TYPE_Q2_K:
-        return ftype == LLAMA_FTYPE_MOSTLY_Q2_K_S;
-    default:
-        return false;
-    }
-}
-
-/* The imatrix row for a tensor, as llama.cpp picks it. */
-static int pick_imatrix(const gq_run *r, const tensor_job *j, const float **out, ggufq_error *err)
-{
-    *out = NULL;
-    const gq_imatrix_entry *m = r->imatrix ? gq_imatrix_find(r->imatrix, j->im_name) : NULL;
-    if (m) {
-        /* ne0 * ne2 can overflow for an empty tensor of huge dimensions: no entry fits it then */
-        bool fits = j->ne2 != 0 && j->ne0 <= INT64_MAX / j->ne2;
-        if (fits && m->n == j->ne0 * j->ne2)
-            *out = m->values;
-        else if (fits && !is_token_embd(j->e->name))
-            return gq_rq_fail(err, GGUFQ_E_FORMAT,
-                              "%s: imatrix size %lld is different from tensor size %lld for %s", imatrix_name(r),
-                              (long long)m->n, (long long)(j->ne0 * j->ne2), j->e->name);
-        else if (!is_token_embd(j->e->name))
-            return gq_rq_fail(err, GGUFQ_E_FORMAT,
-                              "%s: imatrix size %lld is different from tensor size %lld x %lld for %s",
-                              imatrix_name(r), (long long)m->n, (long long)j->ne0, (long long)j->ne2,
-                              j->e->name);
-    }
-    if (!*out && r->imatrix && requires_imatrix(j->e->name, j->e->out_type, r->plan->file_type))
-        return gq_rq_fail(err, GGUFQ_E_NEEDS_IMATRIX,
-                          "%s: missing importance matrix for tensor %s in a very low-bit quantization (%s)",
-                          imatrix_name(r), j->e->name, ggufq_type_name(j->e->out_type));
-    return GGUFQ_OK;
+    const gq_imatrix_entry *m = j->e->uses_imatrix && r->imatrix ? gq_imatrix_find(r->imatrix, j->im_name) : NULL;
+    return m ? m->values : NULL;
 }
 
 static int report_progress(run_state *st, ggufq_error *err)
@@ -459,9 +415,8 @@ static int process_tensor(run_state *st, int64_t i, ggufq_error *err)
     j.in_row = ggufq_row_size(e->in_type, j.ne0);
     j.out_row = ggufq_row_size(e->out_type, j.ne0);
     bool copy = e->out_type == e->in_type;
-    int rc = copy ? GGUFQ_OK : pick_imatrix(r, &j, &j.imatrix, err);
-    if (rc < 0)
-        return rc;
+    j.imatrix = copy ? NULL : imatrix_row(r, &j);
+    int rc = GGUFQ_OK;
     st->pr.tensor_name = e->name;
     st->pr.tensor_index = i;
     int64_t rows_per_chunk = CHUNK_WEIGHTS / (j.ne0 ? j.ne0 : 1);
