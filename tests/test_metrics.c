@@ -756,9 +756,18 @@ static void test_stats_cache(void **state)
         }
     ggufq_stats_free(cold);
     ggufq_stats_free(warm);
-    /* another imatrix (none before): no hits; a file of another format: ignored, then rewritten */
+    /* a file that is not a cache: refused and kept (it may be the model itself) */
     FILE *f = fopen(cache, "wb");
     fputs("not a cache\n", f);
+    fclose(f);
+    ggufq_error foreign;
+    assert_int_equal(ggufq_stats_run(in, &o, &warm, &foreign), GGUFQ_E_FORMAT);
+    assert_non_null(strstr(foreign.message, "not a ggufq stats cache: refusing to replace it"));
+    assert_int_equal(stat(cache, &sb), 0);
+    assert_int_equal(sb.st_size, 12);
+    /* a cache of another version: ignored, then rewritten */
+    f = fopen(cache, "wb");
+    fputs("ggufq stats cache 0 0.0.1\n", f);
     fclose(f);
     assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
     assert_int_equal(ggufq_stats_cache_hits(warm), 0);
