@@ -779,9 +779,10 @@ typedef struct ggufq_auto_options {
     uint64_t    target_size;    /* bytes of the output file(s); 0: target_bpw is used */
     double      target_bpw;     /* 8 * tensor bytes / weights over the whole file (as llama-quantize
                                    reports it); used when target_size is 0 */
-    const ggufq_type *candidates;   /* NULL: q2_K q3_K q4_K q5_K q6_K q8_0 iq4_xs f16, plus iq2_xs
-                                       iq3_xxs iq3_s with an imatrix (iq2_xs and iq3_xxs only when
-                                       every tensor that would need it has an imatrix entry) */
+    const ggufq_type *candidates;   /* NULL: q2_K q3_K q4_K q5_K q6_K q8_0 iq4_xs f16, plus with an
+                                       imatrix iq3_s, iq3_xxs when every converted tensor but
+                                       token_embd and output has an entry, and iq2_xs when every
+                                       converted tensor has one */
     size_t      n_candidates;   /* 1 to 64 */
     const char *stats_cache_path;   /* NULL: none; else as ggufq_stats_options.cache_path */
 } ggufq_auto_options;

@@ -84,13 +84,17 @@ static bool is_embd_or_output(const char *name)
            strcmp(name, "output.weight") == 0;
 }
 
-/* Every tensor the base plan converts that would need an imatrix entry has one of the right size. */
-static bool imatrix_covers(const gq_imatrix *im, const ggufq_plan *base)
+/*
+ * Every tensor the base plan converts has an imatrix entry of the right size
+ * (all: for types the kernels cannot quantize without one, iq2_xs; else but
+ * token_embd and output, which llama.cpp exempts: iq3_xxs).
+ */
+static bool imatrix_covers(const gq_imatrix *im, const ggufq_plan *base, bool all)
 {
     for (int64_t i = 0; i < base->n; i++) {
         const ggufq_plan_entry *e = &base->entries[i];
         if (strncmp(e->reason, "kept", 4) == 0 || strncmp(e->reason, "override", 8) == 0 ||
-            is_embd_or_output(e->name))
+            (!all && is_embd_or_output(e->name)))
             continue;
         const gq_imatrix_entry *m = gq_imatrix_find(im, e->name);
         const int64_t ne2 = e->n_dims > 2 ? e->dims[2] : 1;
@@ -133,10 +137,10 @@ static int pick_candidates(ggufq_auto_plan *p, const ggufq_auto_options *o, cons
         p->cands[p->n_cands++] = ladder[k];
     if (im) {
         p->cands[p->n_cands++] = GGUFQ_TYPE_IQ3_S;
-        if (imatrix_covers(im, base)) {
-            p->cands[p->n_cands++] = GGUFQ_TYPE_IQ2_XS;
+        if (imatrix_covers(im, base, false))
             p->cands[p->n_cands++] = GGUFQ_TYPE_IQ3_XXS;
-        }
+        if (imatrix_covers(im, base, true))
+            p->cands[p->n_cands++] = GGUFQ_TYPE_IQ2_XS;
     }
     return GGUFQ_OK;
 }
