@@ -753,6 +753,7 @@ const cli_command cmd_requant_command = {
       "                              --pure on the base type the summary names)\n"
       "  --stats-cache FILE          Reuse measurements across runs (as 'ggufq stats')\n"
       "  --dry-run also prints the plan's totals against llama.cpp's nearest recipe.\n"
+      "  e.g. requant m-f16.gguf auto m.gguf --target-bpw 4.5 --imatrix imatrix.gguf\n"
       "  --                          Ends the options: the arguments after it may\n"
       "                              start with '-'\n"
       "  -h, --help                  Show this help\n"
@@ -761,7 +762,6 @@ const cli_command cmd_requant_command = {
       "  ggufq requant model-f16.gguf Q4_K_M model-Q4_K_M.gguf\n"
       "  ggufq requant model-f16.gguf model-Q4_K_M.gguf Q4_K_M 8   (llama-quantize's order)\n"
       "  ggufq requant model-f16.gguf IQ2_XS model-IQ2_XS.gguf --imatrix imatrix.gguf\n"
-      "  ggufq requant model-f16.gguf Q4_K_M --dry-run --tensor-type 'attn_v=q8_0'\n"
-      "  ggufq requant model-f16.gguf auto model-4.5bpw.gguf --target-bpw 4.5 --imatrix imatrix.gguf\n",
+      "  ggufq requant model-f16.gguf Q4_K_M --dry-run --tensor-type 'attn_v=q8_0'\n",
     .run = cmd_requant,
 };
