@@ -93,6 +93,10 @@ static void test_bpw_arithmetic(void **state)
     assert_int_equal(t.chosen, chosen);
     assert_int_equal(t.chosen + t.fixed, ggufq_auto_plan_count(p));
     assert_false(t.weighted);
+    ggufq_file *f = NULL;   /* a bpw budget has no header, but the file does */
+    assert_int_equal(ggufq_open(model_path(), NULL, &f, NULL), GGUFQ_OK);
+    assert_true(t.file_bytes >= t.tensor_bytes + ggufq_file_data_offset(f));
+    ggufq_close(f);
     /* a recipe on the same tensors: its bytes are requant's plan's */
     uint64_t rb = 0;
     double re = 0;

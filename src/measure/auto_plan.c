@@ -460,11 +460,9 @@ static int plan_steps(ggufq_auto_plan *p, ggufq_requant_options *ro, const ggufq
     if (rc == GGUFQ_OK)
         rc = read_layout(p, err);
     if (rc == GGUFQ_OK) {
-        if (!o->target_size) {   /* bpw: tensor bytes as they are */
+        if (!o->target_size)   /* bpw: tensor bytes as they are, no header */
             p->align = 1;
-            p->header = 0;
-        }
-        p->overhead = p->header;
+        p->overhead = o->target_size ? p->header : 0;
         p->tot.weights = base->n_weights;
         p->tot.weighted = p->has_im;
         rc = run_stats(p, ro, o, err);
