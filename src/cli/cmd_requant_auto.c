@@ -161,8 +161,9 @@ static void print_recipe(const ggufq_auto_plan *p, const ggufq_auto_totals *t)
             best_err = e;
         }
     }
-    if (!best) {
-        out_printf("recipe:      no llama.cpp recipe uses only the measured types\n");
+    const double near = bpw_of(best_bytes, t->weights);
+    if (!best || fabs(near - t->bpw) > 0.1 * t->bpw) {   /* a recipe far off in size compares nothing */
+        out_printf("recipe:      no llama.cpp recipe within 10%% of this size uses only the measured types\n");
         return;
     }
     out_printf("%-12s %.4f bpw, error %.6e; this plan: %.4f bpw, error %.6e (%+.1f%%)\n",

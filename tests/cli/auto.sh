@@ -164,6 +164,11 @@ run info "$TMP/a4.gguf"
 out_has "quantize.budget.objective" "objective recorded"
 out_has '"squared error"' "objective without an imatrix"
 
+# a recipe is compared only near the plan's size, and only when every type it uses was measured
+run requant "$M" auto --dry-run --target-bpw 4.9 --candidates q4_K,q5_K,q8_0
+expect 0 "dry-run without a comparable recipe" &&
+    out_has "recipe:      no llama.cpp recipe within 10% of this size uses only the measured types" "no recipe"
+
 # ---- better than the recipes at their size --------------------------------------------
 S3=$(size "$TMP/q3km.gguf")
 "$GGUFQ" requant "$M" auto "$TMP/a3.gguf" --target-size "$S3" -q || fail "auto at Q3_K_M's size"
