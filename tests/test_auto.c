@@ -394,6 +394,49 @@ static void test_peer_replay(void **state)
     ggufq_auto_plan_free(p);
 }
 
+/* A split model: the same choice as the whole file (bpw), written shard by shard with --keep-split. */
+static void test_keep_split(void **state)
+{
+    (void)state;
+    const char *dir = tu_tmpdir("test_auto_split");
+    rq_make_split(dir, model_path());
+    char first[4200], out[4200];
+    snprintf(first, sizeof first, "%s/split-00001-of-00002.gguf", dir);
+    snprintf(out, sizeof out, "%s/auto.gguf", dir);
+    ggufq_auto_plan *whole = plan_bpw(4.4, NULL);
+    ggufq_requant_options ro;
+    ggufq_requant_options_init(&ro);
+    ro.keep_split = true;
+    ggufq_auto_options ao;
+    ggufq_auto_options_init(&ao);
+    ao.target_bpw = 4.4;
+    ggufq_auto_plan *p = NULL;
+    assert_int_equal(ggufq_auto_plan_make(first, &ro, &ao, &p, NULL), GGUFQ_OK);
+    assert_int_equal(ggufq_auto_requant(first, out, p, &ro, NULL, NULL, NULL), GGUFQ_OK);
+    int64_t seen = 0;
+    for (int s = 1; s <= 2; s++) {
+        char shard[4200];
+        snprintf(shard, sizeof shard, "%s/auto-%05d-of-00002.gguf", dir, s);
+        ggufq_file *f = NULL;
+        assert_int_equal(ggufq_open(shard, NULL, &f, NULL), GGUFQ_OK);
+        for (int64_t i = 0; i < ggufq_tensor_count(f); i++, seen++) {
+            ggufq_tensor_info ti;
+            ggufq_tensor_at(f, i, &ti);
+            const ggufq_auto_entry *e = NULL;
+            for (int64_t k = 0; k < ggufq_auto_plan_count(whole); k++)
+                if (strcmp(ggufq_auto_plan_at(whole, k)->name, ti.name) == 0)
+                    e = ggufq_auto_plan_at(whole, k);
+            assert_non_null(e);
+            assert_int_equal(ti.type, e->type);
+            assert_int_equal(ti.size, e->bytes);
+        }
+        ggufq_close(f);
+    }
+    assert_int_equal(seen, ggufq_auto_plan_count(whole));
+    ggufq_auto_plan_free(p);
+    ggufq_auto_plan_free(whole);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_imatrix_prediction),
         cmocka_unit_test(test_peer_replay),
+        cmocka_unit_test(test_keep_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
