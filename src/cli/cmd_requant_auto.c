@@ -192,16 +192,18 @@ static void print_totals(const ggufq_auto_plan *p, const ggufq_auto_options *ao,
 }
 
 /* Why the result is not within 2% under the budget (nothing if it is). */
-static void note_budget(const ggufq_auto_totals *t)
+static void note_budget(const ggufq_auto_totals *t, bool by_size)
 {
     if (t->budget_reached)
         return;
+    const uint64_t used = by_size ? t->file_bytes : t->tensor_bytes;
     if (t->max_bytes < (uint64_t)(0.98 * (double)t->target_bytes))
         fprintf(stderr, "ggufq requant: note: the budget is above the largest plan (%" PRIu64 " bytes: every "
                 "tensor at its most exact candidate)\n", t->max_bytes);
     else
-        fprintf(stderr, "ggufq requant: note: the candidates' sizes leave the plan more than 2%% under the "
-                "budget\n");
+        fprintf(stderr, "ggufq requant: note: the plan uses %" PRIu64 " of %" PRIu64 " bytes (%.1f%%): no "
+                "choice among the candidates' sizes comes closer without going over\n", used,
+                t->target_bytes, 100.0 * (double)used / (double)t->target_bytes);
 }
 
 /* ---- the command ------------------------------------------------------------- */
@@ -296,7 +298,7 @@ int cmd_requant_auto(const auto_args *a, const char *in, const char *out, const 
         rc = write_file(plan, in, out, o, quiet, progress);
     }
     if (rc == CLI_EXIT_OK && !quiet)
-        note_budget(&t);
+        note_budget(&t, a->target_size != 0);
     ggufq_auto_plan_free(plan);
     return rc;
 }

@@ -169,6 +169,11 @@ run requant "$M" auto --dry-run --target-bpw 4.9 --candidates q4_K,q5_K,q8_0
 expect 0 "dry-run without a comparable recipe" &&
     out_has "recipe:      no llama.cpp recipe within 10% of this size uses only the measured types" "no recipe"
 
+# a gap the candidates' sizes cannot fill is explained (q4_K or f16 for every tensor: steps of 11.5 bpw)
+run requant "$M" auto --dry-run --target-bpw 4.8 --candidates q4_K,f16
+expect 0 "a budget the sizes cannot fill" && err_has "bytes (" "gap note" &&
+    err_has "): no choice among the candidates' sizes comes closer without going over" "gap note"
+
 # ---- better than the recipes at their size --------------------------------------------
 S3=$(size "$TMP/q3km.gguf")
 "$GGUFQ" requant "$M" auto "$TMP/a3.gguf" --target-size "$S3" -q || fail "auto at Q3_K_M's size"
