@@ -774,6 +774,118 @@ GGUFQ_API const ggufq_stats_tensor *ggufq_stats_at(const ggufq_stats *s, int64_t
 GGUFQ_API int64_t ggufq_stats_cache_hits(const ggufq_stats *s);
 GGUFQ_API void ggufq_stats_free(ggufq_stats *s);
 
+/* ------------------------------------------------------------------------- */
+/* Quantizing to a budget (`ggufq requant IN auto OUT --target-size SIZE`)   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Per-tensor types chosen from measured error under a size budget. Every
+ * tensor requant converts is measured at every candidate type (ggufq_stats_run:
+ * exactly the bytes `requant --pure` writes, fallbacks included); then one
+ * type per tensor is chosen to minimise the total error within the budget
+ * (a multiple-choice knapsack: convex-hull greedy, leftover fill, bounded
+ * branch and bound; the plan carries a lower bound no choice can beat).
+ *
+ * The error of a tensor at a type is its output error proxy: with an
+ * imatrix (per-column mean squared activation im_j), the sum over rows and
+ * columns of im_j * (w - q)^2 (the expected squared error of the tensor's
+ * matrix product, and the importance term llama.cpp's quantizers weight
+ * their row searches with); without one, or for a tensor the imatrix has no
+ * entry for (token_embd: its rows are added to the residual as they are),
+ * the plain sum of (w - q)^2. Per-expert importance (one slice per expert)
+ * uses the mean of the slices' sums (exact when they are equal).
+ *
+ * Fixed points (not chosen, their bytes taken off the budget): tensors
+ * requant never converts (1D tensors, norms, ...: kept), and tensors a
+ * requant option sets (--tensor-type rules, --output-tensor-type,
+ * --token-embedding-type, --leave-output-tensor). token_embd and output are
+ * chosen like any other tensor.
+ */
+typedef struct ggufq_auto_options {
+    size_t      struct_size;    /* sizeof(ggufq_auto_options) */
+    uint64_t    target_size;    /* bytes of the output file(s); 0: target_bpw is used */
+    double      target_bpw;     /* 8 * tensor bytes / weights over the whole file (as llama-quantize
+                                   reports it); used when target_size is 0 */
+    const ggufq_type *candidates;   /* NULL: q2_K q3_K q4_K q5_K q6_K q8_0 iq4_xs f16, plus with an
+                                       imatrix iq3_s, iq3_xxs when every converted tensor but
+                                       token_embd and output has an entry, and iq2_xs when every
+                                       converted tensor has one */
+    size_t      n_candidates;   /* 1 to 64 */
+    const char *stats_cache_path;   /* NULL: none; else as ggufq_stats_options.cache_path */
+} ggufq_auto_options;
+
+GGUFQ_API void ggufq_auto_options_init(ggufq_auto_options *opts);
+
+/** One tensor of a budget plan (in requant's output order). */
+typedef struct ggufq_auto_entry {
+    const char *name;
+    ggufq_type  in_type;
+    ggufq_type  type;       /* what the output holds */
+    int64_t     n;          /* weights */
+    uint64_t    bytes;      /* its data in the output */
+    double      error;      /* predicted error (see above); 0 for a tensor copied as it is, NaN for one
+                               a requant option fixes at a type that was not measured */
+    bool        chosen;     /* the optimiser chose the type (else a fixed point) */
+    const char *reason;     /* "budget", or requant's reason for a fixed point ("kept: 1D" ...) */
+} ggufq_auto_entry;
+
+typedef struct ggufq_auto_totals {
+    uint64_t    tensor_bytes;      /* every tensor's data, as planned */
+    uint64_t    file_bytes;        /* predicted size of the output (an upper estimate of the header) */
+    uint64_t    weights;           /* every tensor's */
+    double      bpw;               /* 8 * tensor_bytes / weights */
+    double      error;             /* total predicted error of the chosen tensors */
+    double      lower_bound;       /* no choice within the budget has a smaller total error */
+    uint64_t    budget_bytes;      /* what the chosen tensors may use (the budget less the fixed points
+                                      and, for target_size, the header; data padded to the alignment) */
+    uint64_t    min_bytes, max_bytes;  /* the smallest and largest totals possible, in the same units as
+                                          budget_bytes (the fixed points and header included) */
+    uint64_t    target_bytes;      /* the budget in those units: target_size, or target_bpw's tensor bytes */
+    bool        budget_reached;    /* used at least 98% of the budget (false: every tensor already has
+                                      its most exact candidate, or the sizes leave a gap) */
+    bool        weighted;          /* the error is imatrix-weighted */
+    ggufq_type  base_type;         /* the bare type of the replay: requant IN <type> --pure
+                                      --tensor-type-file PLAN (general.file_type is its ftype) */
+    int64_t     chosen, fixed;     /* tensors of each kind */
+} ggufq_auto_totals;
+
+typedef struct ggufq_auto_plan ggufq_auto_plan;
+
+/**
+ * Measure and choose. ropts (NULL: defaults) gives the imatrix, threads and
+ * fixed points as for ggufq_requant (its target and pure are ignored;
+ * include/exclude_weights and prune_layers are refused). Errors: a budget
+ * below the smallest possible plan (the message gives that size), a
+ * candidate needing an imatrix without one, duplicate or unusable candidates.
+ */
+GGUFQ_API int ggufq_auto_plan_make(const char *in_path, const ggufq_requant_options *ropts,
+                                   const ggufq_auto_options *opts, ggufq_auto_plan **out, ggufq_error *err);
+GGUFQ_API int64_t ggufq_auto_plan_count(const ggufq_auto_plan *plan);
+GGUFQ_API const ggufq_auto_entry *ggufq_auto_plan_at(const ggufq_auto_plan *plan, int64_t i);
+GGUFQ_API void ggufq_auto_plan_totals(const ggufq_auto_plan *plan, ggufq_auto_totals *out);
+/**
+ * The predicted tensor bytes and total error (same objective) of a llama.cpp
+ * recipe (e.g. "Q4_K_M") on the same input and imatrix: GGUFQ_E_NOT_FOUND
+ * when it uses a type no candidate measured, or requant refuses it.
+ */
+GGUFQ_API int ggufq_auto_plan_recipe(const ggufq_auto_plan *plan, const char *recipe, uint64_t *tensor_bytes,
+                                     double *error, ggufq_error *err);
+/**
+ * The plan as a llama-quantize --tensor-type-file: one anchored exact-name
+ * rule a line ("^blk\.0\.attn_q\.weight$=q4_K") for every converted tensor,
+ * written atomically to path.
+ */
+GGUFQ_API int ggufq_auto_plan_write_rules(const ggufq_auto_plan *plan, const char *path, ggufq_error *err);
+/**
+ * Write the planned file: ggufq_requant with ropts (as for the plan), target
+ * the plan's base type, pure, the plan's rules, and the keys
+ * quantize.budget.{target,bpw,objective} recorded. ropts->dry_run plans only.
+ */
+GGUFQ_API int ggufq_auto_requant(const char *in_path, const char *out_path, const ggufq_auto_plan *plan,
+                                 const ggufq_requant_options *ropts, ggufq_progress_fn progress,
+                                 void *user_data, ggufq_error *err);
+GGUFQ_API void ggufq_auto_plan_free(ggufq_auto_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cmd_requant_auto.h"
 #include "sigbus.h"
 
 #define MAX_LIST 256
@@ -31,6 +32,8 @@ typedef struct requant_args {
     size_t n_prune;
     int progress;
     bool quiet;
+    auto_args au;                /* TYPE auto: the budget options (cmd_requant_auto.c) */
+    bool is_auto;
 } requant_args;
 
 /*
@@ -83,6 +86,8 @@ static const char *const value_opts[] = {
 
 static bool takes_value(const char *opt)
 {
+    if (auto_takes_value(opt))
+        return true;
     for (int i = 0; value_opts[i]; i++)
         if (strcmp(opt, value_opts[i]) == 0)
             return true;
@@ -300,6 +305,8 @@ static void sort_prune_layers(requant_args *a)
 static int apply_value(requant_args *a, const char *opt, const char *val)
 {
     ggufq_requant_options *o = &a->o;
+    if (auto_takes_value(opt))
+        return auto_apply_value(&a->au, opt, val);
     if (strcmp(opt, "--threads") == 0) {
         long n;
         if (!cli_parse_int(val, 0, 1024, &n))
@@ -441,7 +448,17 @@ static int parse_args(int argc, char **argv, requant_args *a)
                                           : n_pos == 1 ? "TYPE and OUT are required" : "OUT is required");
     if (a->o.n_include_weights && a->o.n_exclude_weights)
         return cli_usage_error("requant", "--include-weights and --exclude-weights cannot be used together");
-    int rc = order_positionals(a, pos, n_pos);
+    a->is_auto = auto_is_target(pos[1]);   /* IN auto OUT: a budget plan (cmd_requant_auto.c) */
+    if (!a->is_auto && a->au.given)
+        return cli_usage_error("requant", "%s needs TYPE auto (IN auto OUT)", a->au.given);
+    if (a->is_auto && n_pos > 3)
+        return cli_usage_error("requant", "too many arguments ('%s'): IN auto OUT", pos[3]);
+    int rc = a->is_auto ? CLI_EXIT_OK : order_positionals(a, pos, n_pos);
+    if (a->is_auto) {
+        a->in = pos[0];
+        a->target = "q8_0";   /* checked below like any run; the budget plan sets its own */
+        a->out = pos[2];
+    }
     if (rc != CLI_EXIT_OK)
         return rc;
     a->o.target = a->target;
@@ -583,6 +600,8 @@ int cmd_requant(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc != CLI_EXIT_OK)
         return rc < 0 ? CLI_EXIT_OK : rc;
+    if (a.is_auto)
+        return cmd_requant_auto(&a.au, a.in, a.out, &a.o, a.quiet, a.progress);
     ggufq_error err;
     ggufq_plan *plan = NULL;
     struct stat in_st;
@@ -655,7 +674,8 @@ const cli_command cmd_requant_command = {
     .name = "requant",
     .summary = "Requantize a GGUF file exactly as llama.cpp's llama-quantize does",
     .usage = "usage: ggufq requant IN TYPE OUT [options]\n"
-             "       ggufq requant IN OUT TYPE [NTHREADS] [options]   (llama-quantize's order)",
+             "       ggufq requant IN OUT TYPE [NTHREADS] [options]   (llama-quantize's order)\n"
+             "       ggufq requant IN auto OUT --target-size SIZE | --target-bpw B [options]",
     .help =
       "The second form is taken when OUT is no TYPE and the last argument is.\n"
       "Write OUT, IN with every tensor that llama.cpp quantizes converted to\n"
@@ -713,6 +733,27 @@ const cli_command cmd_requant_command = {
       "                              summary's numbers) or error last; messages\n"
       "                              stay on stderr (see 'ggufq help dequant')\n"
       "  -q, --quiet                 No bar, no summary (--progress json stays)\n"
+      "\n"
+      "TYPE auto: a budget plan. Every tensor requant converts is measured at\n"
+      "every candidate type (as 'ggufq stats'), then one type per tensor is\n"
+      "chosen for the lowest total error within the budget: the imatrix-weighted\n"
+      "squared error (plain squared error without an imatrix, and for tensors it\n"
+      "has no entry for). Tensors never converted and those set by\n"
+      "--tensor-type, --output-tensor-type, --token-embedding-type or\n"
+      "--leave-output-tensor are fixed points. The file holds the plan's base\n"
+      "type as general.file_type and quantize.budget.* keys.\n"
+      "  --target-size SIZE          Size of OUT: bytes, or with k M G (powers of\n"
+      "                              1000) or Ki Mi Gi (of 1024): 4.5G, 700Mi\n"
+      "  --target-bpw B              Bits per weight: 8 * tensor bytes / weights\n"
+      "  --candidates T1,T2,...      Types to choose from (default: q2_K q3_K q4_K\n"
+      "                              q5_K q6_K q8_0 iq4_xs f16; with --imatrix also\n"
+      "                              iq3_s, and iq2_xs iq3_xxs if it covers every tensor)\n"
+      "  --plan-out FILE             Write the plan as a --tensor-type-file\n"
+      "                              (llama-quantize's format; replay it with\n"
+      "                              --pure on the base type the summary names)\n"
+      "  --stats-cache FILE          Reuse measurements across runs (as 'ggufq stats')\n"
+      "  --dry-run also prints the plan's totals against llama.cpp's nearest recipe.\n"
+      "  e.g. requant m-f16.gguf auto m.gguf --target-bpw 4.5 --imatrix imatrix.gguf\n"
       "  --                          Ends the options: the arguments after it may\n"
       "                              start with '-'\n"
       "  -h, --help                  Show this help\n"

@@ -20,6 +20,7 @@ run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 sources() {
     case $1 in
     bench) echo "cmd_bench.c bench_requant.c" ;;
+    requant) echo "cmd_requant.c cmd_requant_auto.c" ;;
     *)     echo "cmd_$1.c" ;;
     esac
 }
