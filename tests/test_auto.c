@@ -342,8 +342,6 @@ static void test_imatrix_prediction(void **state)
     ggufq_auto_plan_free(p);
 }
 
-typedef struct peer_tt { const char *pattern; int32_t type; } peer_tt;
-
 /* The plan's rules replayed by llama.cpp (pure, the base type's ftype): the same tensors. */
 static void test_peer_replay(void **state)
 {
