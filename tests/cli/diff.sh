@@ -250,7 +250,15 @@ expect 0 "stats with an empty cache file" && head -c 18 "$TMP/empty-cache" | gre
 # the limit leaves; the resident peak must stay far below the files' size.
 check sparse "$TMP/big16.gguf" 1 4096 16384 2
 check sparse "$TMP/big32.gguf" 0 4096 16384 2
-for cmd in "diff $TMP/big16.gguf $TMP/big32.gguf --threads 2" "stats $TMP/big16.gguf --types q8_0 --threads 2"; do
+# A program that cannot even start under the limit (AddressSanitizer reserves terabytes of
+# shadow memory; an emulator may reserve the guest's address space) cannot be measured so.
+if ! (ulimit -v 1048576 && exec "$GGUFQ" --version) >/dev/null 2>&1; then
+    echo "skip: $GGUFQ cannot start under ulimit -v 1048576 (sanitizer or emulator): bounded memory not checked"
+    BIG_CMDS=""
+else
+    BIG_CMDS=yes
+fi
+[ -n "$BIG_CMDS" ] && for cmd in "diff $TMP/big16.gguf $TMP/big32.gguf --threads 2" "stats $TMP/big16.gguf --types q8_0 --threads 2"; do
     # shellcheck disable=SC2086
     res=$( (ulimit -v 1048576 && exec python3 "$TMP/check.py" rss "$GGUFQ" $cmd) ) || fail "big: $cmd"
     mib=${res% *}
