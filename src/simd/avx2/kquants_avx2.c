@@ -116,7 +116,7 @@ static inline void unpack_q3_K_scales(const uint8_t *s, uint64_t *lo8, uint64_t 
 void gq_avx2_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
-    const __m256i three = _mm256_set1_epi32(3), four = _mm256_set1_epi32(4);
+    const __m256i three8 = _mm256_set1_epi8(3), four8 = _mm256_set1_epi8(4);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q3K_BYTES, dst += QK_K) {
         const __m256 d_all = _mm256_set1_ps(gq_x86_half_at(b + Q3K_D));
         uint64_t s8[2];
@@ -127,27 +127,31 @@ void gq_avx2_dequantize_q3_K(const void *src, float *dst, int64_t n)
             const __m256i sc = _mm256_sub_epi32(v, _mm256_set1_epi32(32));
             _mm256_store_ps(dl + 8 * k, _mm256_mul_ps(d_all, _mm256_cvtepi32_ps(sc)));
         }
-        /* as Q2_K; the high bit of weight (h, s, g, l) is bit 4h + s of hmask[16g + l] */
-        for (int h = 0; h < 2; h++)
-            for (int g = 0; g < 2; g++) {
-                const uint8_t *q = b + Q3K_QS + 32 * h + 16 * g, *hm = b + Q3K_HMASK + 16 * g;
-                const __m256i v0 = widen8(q), v1 = widen8(q + 8);
-                const __m256i m0 = widen8(hm), m1 = widen8(hm + 8);
-                float *y = dst + 128 * h + 16 * g;
-                for (int s = 0; s < 4; s++, y += 32) {
+        /* as Q2_K; the high bit of weight (h, s, g, l) is bit 4h + s of hmask[16g + l].
+         * level = (q & 3) + 4 * hbit - 4, i.e. q - (hbit ? 0 : 4), is made as a signed
+         * byte for the 32 weights of one (h, s) at once (16-bit shifts: the bits kept
+         * never cross a byte), then widened 8 at a time: per 8 weights one widening
+         * instead of seven int32 shifts, masks and merges. */
+        const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
+        for (int h = 0; h < 2; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
+            for (int s = 0; s < 4; s++) {
+                const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
+                const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
+                const __m256i lvl = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * s), three8),
+                                                                    _mm256_and_si256(hi, four8)),
+                                                    four8);
+                const __m128i lv[2] = { _mm256_castsi256_si128(lvl), _mm256_extracti128_si256(lvl, 1) };
+                float *y = dst + 128 * h + 32 * s;
+                for (int g = 0; g < 2; g++, y += 16) {
                     const __m256 f = _mm256_set1_ps(dl[8 * h + 2 * s + g]);
-                    const int hb = 4 * h + s;
-                    /* level = (q & 3) + 4 * hbit - 4, i.e. q - (hbit ? 0 : 4) */
-                    __m256i q0 = _mm256_and_si256(_mm256_srli_epi32(v0, 2 * s), three);
-                    __m256i q1 = _mm256_and_si256(_mm256_srli_epi32(v1, 2 * s), three);
-                    const __m256i h0 = _mm256_and_si256(_mm256_srli_epi32(_mm256_slli_epi32(m0, 2), hb), four);
-                    const __m256i h1 = _mm256_and_si256(_mm256_srli_epi32(_mm256_slli_epi32(m1, 2), hb), four);
-                    q0 = _mm256_sub_epi32(_mm256_or_si256(q0, h0), four);
-                    q1 = _mm256_sub_epi32(_mm256_or_si256(q1, h1), four);
+                    const __m256i q0 = _mm256_cvtepi8_epi32(lv[g]);
+                    const __m256i q1 = _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(lv[g], lv[g]));
                     _mm256_storeu_ps(y, _mm256_mul_ps(f, _mm256_cvtepi32_ps(q0)));
                     _mm256_storeu_ps(y + 8, _mm256_mul_ps(f, _mm256_cvtepi32_ps(q1)));
                 }
             }
+        }
     }
 }
 
