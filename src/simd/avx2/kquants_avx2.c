@@ -59,6 +59,16 @@ static inline __m256 affine(__m256i q, __m256 f, __m256 m)
     return _mm256_sub_ps(_mm256_mul_ps(f, _mm256_cvtepi32_ps(q)), m);
 }
 
+/* affine() of 32 unsigned byte levels, stored to y[0..31]. */
+static inline void affine32(__m256i lv, __m256 f, __m256 m, float *y)
+{
+    const __m128i a = _mm256_castsi256_si128(lv), c = _mm256_extracti128_si256(lv, 1);
+    _mm256_storeu_ps(y, affine(_mm256_cvtepu8_epi32(a), f, m));
+    _mm256_storeu_ps(y + 8, affine(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(a, a)), f, m));
+    _mm256_storeu_ps(y + 16, affine(_mm256_cvtepu8_epi32(c), f, m));
+    _mm256_storeu_ps(y + 24, affine(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(c, c)), f, m));
+}
+
 /* ------------------------------------------------------------------ Q2_K */
 
 void gq_avx2_dequantize_q2_K(const void *src, float *dst, int64_t n)
@@ -188,7 +198,7 @@ void gq_avx2_dequantize_q4_K(const void *src, float *dst, int64_t n)
 void gq_avx2_dequantize_q5_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
-    const __m256i low4 = _mm256_set1_epi32(15), bit4 = _mm256_set1_epi32(16);
+    const __m256i nib8 = _mm256_set1_epi8(15), bit4_8 = _mm256_set1_epi8(16);
     for (int64_t i = 0; i < n / QK_K; i++, b += Q5K_BYTES) {
         const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q5K_D));
         const __m256 mn = _mm256_set1_ps(gq_x86_half_at(b + Q5K_DMIN));
@@ -197,24 +207,21 @@ void gq_avx2_dequantize_q5_K(const void *src, float *dst, int64_t n)
         float dl[8] __attribute__((aligned(32))), ml[8] __attribute__((aligned(32)));
         _mm256_store_ps(dl, scale8(sc, d));
         _mm256_store_ps(ml, scale8(m, mn));
-        const uint8_t *q = b + Q5K_QS, *qh = b + Q5K_QH;
-        __m256i hb[4]; /* qh as int32 lanes, shifted right by 2 per 64 weights */
-        for (int l = 0; l < 4; l++)
-            hb[l] = widen8(qh + 8 * l);
+        /* levels as bytes, 32 at a time (16-bit shifts: the bits kept never cross
+         * a byte): low nibble | bit 2k of qh << 4 for sub-block 2k, high nibble |
+         * bit 2k + 1 of qh << 4 for 2k + 1; then widened 8 at a time, which saves
+         * the int32 shifts, masks and merges per 8 weights */
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q5K_QH));
+        const uint8_t *q = b + Q5K_QS;
         for (int k = 0; k < 4; k++, q += 32, dst += 64) {
-            const __m256 d1 = _mm256_set1_ps(dl[2 * k]), m1 = _mm256_set1_ps(ml[2 * k]);
-            const __m256 d2 = _mm256_set1_ps(dl[2 * k + 1]), m2 = _mm256_set1_ps(ml[2 * k + 1]);
-            for (int l = 0; l < 4; l++) {
-                const __m256i v = widen8(q + 8 * l);
-                /* bit 2k of qh adds 16 to the low nibble, bit 2k + 1 to the high one */
-                const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low4),
-                                                   _mm256_and_si256(_mm256_slli_epi32(hb[l], 4), bit4));
-                const __m256i hi = _mm256_or_si256(_mm256_srli_epi32(v, 4),
-                                                   _mm256_and_si256(_mm256_slli_epi32(hb[l], 3), bit4));
-                _mm256_storeu_ps(dst + 8 * l, affine(lo, d1, m1));
-                _mm256_storeu_ps(dst + 32 + 8 * l, affine(hi, d2, m2));
-                hb[l] = _mm256_srli_epi32(hb[l], 2);
-            }
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)q);
+            const __m256i h1 = k <= 2 ? _mm256_slli_epi16(qh, 4 - 2 * k) : _mm256_srli_epi16(qh, 2 * k - 4);
+            const __m256i h2 = k <= 1 ? _mm256_slli_epi16(qh, 3 - 2 * k) : _mm256_srli_epi16(qh, 2 * k - 3);
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, nib8), _mm256_and_si256(h1, bit4_8));
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), nib8),
+                                               _mm256_and_si256(h2, bit4_8));
+            affine32(lo, _mm256_set1_ps(dl[2 * k]), _mm256_set1_ps(ml[2 * k]), dst);
+            affine32(hi, _mm256_set1_ps(dl[2 * k + 1]), _mm256_set1_ps(ml[2 * k + 1]), dst + 32);
         }
     }
 }
