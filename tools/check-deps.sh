@@ -6,12 +6,13 @@
 # call graph (A -> B, one edge a line) for the files whose path under OBJDIR
 # starts with one of the PREFIXes (default: all), and fails when the graph has
 # a loop (tsort finds them: A -> B -> ... -> A). Data symbols count as calls.
-# Used by ctest (deps_requant) and by hand:
+# Used by ctest (deps_no_loops: the library's and the program's files) and by hand:
 #   sh tools/check-deps.sh build/CMakeFiles/ggufq_obj.dir src/requant
 set -u
 OBJDIR=${1:?usage: check-deps.sh OBJDIR [PREFIX...]}
 shift
-command -v nm >/dev/null 2>&1 || { echo "skip: nm not found"; exit 0; }
+NM=${NM:-nm}   # a cross build passes its own (CMAKE_NM)
+command -v "$NM" >/dev/null 2>&1 || { echo "skip: $NM not found"; exit 0; }
 command -v tsort >/dev/null 2>&1 || { echo "skip: tsort not found"; exit 0; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -24,8 +25,8 @@ find "$OBJDIR" -name '*.o' | sort | while read -r o; do
     [ $# -eq 0 ] && keep=1 || keep=0
     for p in "$@"; do case $f in "$p"*) keep=1 ;; esac; done
     [ "$keep" -eq 1 ] || continue
-    nm --defined-only -g "$o" | awk -v f="$f" 'NF == 3 { print $3, f }' >>"$tmp/defs"
-    nm -u "$o" | awk -v f="$f" '{ print $NF, f }' >>"$tmp/uses"
+    "$NM" --defined-only -g "$o" | awk -v f="$f" 'NF == 3 { print $3, f }' >>"$tmp/defs"
+    "$NM" -u "$o" | awk -v f="$f" '{ print $NF, f }' >>"$tmp/uses"
 done
 [ -s "$tmp/defs" ] || { echo "FAIL: no object files under $OBJDIR for: $*"; exit 1; }
 sort -k1,1 "$tmp/defs" >"$tmp/defs.s"

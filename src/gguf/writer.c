@@ -8,12 +8,9 @@
  *   then each tensor's bytes followed by zero padding to the alignment,
  *   so tensor i starts at align(end of tensor i-1) (ggml rejects any other offset).
  */
-#include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errors.h"
 #include "types.h"
@@ -23,170 +20,15 @@
 #define GQ_GGUF_VERSION   3u
 
 /* ------------------------------------------------------------------------- */
-/* Failure injection (see writer_internal.h)                                 */
-/* ------------------------------------------------------------------------- */
-
-static uint64_t inject_at;
-static int      inject_errno;
-static size_t   inject_max_chunk;
-static bool     inject_eintr;
-
-void gq_writer_inject_failure(uint64_t at_byte, int err_no)
-{
-    inject_at = at_byte;
-    inject_errno = err_no;
-}
-
-void gq_writer_inject_short_writes(size_t max_chunk, bool eintr)
-{
-    inject_max_chunk = max_chunk;
-    inject_eintr = eintr;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Errors                                                                    */
-/* ------------------------------------------------------------------------- */
-
-static int status_of_errno(int e)
-{
-    return (e == ENOSPC || e == EDQUOT) ? GGUFQ_E_NO_SPACE : GGUFQ_E_IO;
-}
-
-/* " at offset N (tensor 'x')": the output byte a write failed at and what it belongs to. */
-static void describe_position(const ggufq_writer *w, char *buf, size_t n)
-{
-    uint64_t pos = w->file_pos;
-    int len = snprintf(buf, n, " at offset %llu", (unsigned long long)pos);
-    if (len < 0 || (size_t)len >= n)
-        return;
-    if (w->state == GQ_W_META || pos < w->data_start) {
-        snprintf(buf + len, n - (size_t)len, " (header)");
-        return;
-    }
-    for (size_t i = 0; i < w->n_tensors; i++) {   /* offsets ascend; padding counts as its tensor's */
-        const gq_wtensor *t = &w->tensors[i];
-        uint64_t end = i + 1 < w->n_tensors ? w->data_start + w->tensors[i + 1].offset : UINT64_MAX;
-        if (t->size > 0 && pos < end) {
-            snprintf(buf + len, n - (size_t)len, " (tensor '%s')", t->name.s);
-            return;
-        }
-    }
-}
-
-/* An I/O error on the output: the writer cannot continue. */
-int gq_writer_io_fail(ggufq_writer *w, int e, const char *what)
-{
-    char eb[128], at[128] = "", file[4200];
-    if (strcmp(what, "writing") == 0)
-        describe_position(w, at, sizeof at);
-    if (w->dest == GQ_DEST_STREAM)
-        file[0] = '\0';   /* the message already starts with the path */
-    else if (w->tmp_path != NULL)
-        snprintf(file, sizeof file, " temporary file %s", w->tmp_path);
-    else
-        snprintf(file, sizeof file, " temporary file in %s", w->dir_path);
-    int st = gq_writer_fail(w, status_of_errno(e), "%s%s failed%s: %s",
-                            what, file, at, gq_errno_text(e, eb, sizeof eb));
-    w->state = GQ_W_FAILED;
-    w->failed_status = st;
-    return st;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Name index                                                                */
-/* ------------------------------------------------------------------------- */
-
-/* The entries of an index: an array of structs that each start with a gq_wname. */
-typedef struct wnames {
-    const void *items;
-    size_t      stride;
-} wnames;
-
-static const char *wname_of(const void *ctx, uint64_t i, size_t *len)
-{
-    const wnames *w = ctx;
-    const gq_wname *n = (const gq_wname *)((const char *)w->items + i * w->stride);
-    *len = n->len;
-    return n->s;
-}
-
-int64_t gq_windex_find(const gq_windex *ix, const void *items, size_t stride,
-                       const char *s, size_t len)
-{
-    const wnames ctx = { items, stride };
-    return gq_strmap_find(ix, s, len, wname_of, &ctx);
-}
-
-int gq_windex_rebuild(gq_windex *ix, const void *items, size_t stride, size_t n)
-{
-    const wnames ctx = { items, stride };
-    return gq_strmap_reindex(ix, n, wname_of, &ctx) == 0 ? GGUFQ_OK : GGUFQ_E_NOMEM;
-}
-
-int gq_windex_add_last(gq_windex *ix, const void *items, size_t stride, size_t n)
-{
-    const wnames ctx = { items, stride };
-    const gq_wname *last = (const gq_wname *)((const char *)items + (n - 1) * stride);
-    int64_t rc = gq_strmap_insert_grow(ix, last->s, last->len, n - 1, wname_of, &ctx);
-    return rc == GQ_STRMAP_NOMEM ? GGUFQ_E_NOMEM : GGUFQ_OK;
-}
-
-/* ------------------------------------------------------------------------- */
 /* Buffered output                                                           */
 /* ------------------------------------------------------------------------- */
-
-/* write(2) all of p, retrying partial writes and EINTR; honours the injection hooks. */
-static int raw_write(ggufq_writer *w, const uint8_t *p, size_t n)
-{
-    static atomic_uint eintr_toggle;
-    while (n > 0) {
-        size_t chunk = n;
-        if (inject_max_chunk != 0 && chunk > inject_max_chunk)
-            chunk = inject_max_chunk;
-        if (inject_errno != 0 && inject_at >= w->file_pos && inject_at - w->file_pos < chunk) {
-            if (inject_at == w->file_pos)
-                return gq_writer_io_fail(w, inject_errno, "writing");
-            chunk = (size_t)(inject_at - w->file_pos);
-        }
-        /* never start a write past RLIMIT_FSIZE: the kernel would raise SIGXFSZ (writer_file.c) */
-        if (w->file_pos >= w->fsize_limit)
-            return gq_writer_io_fail(w, EFBIG, "writing");
-        if (w->fsize_limit - w->file_pos < chunk)
-            chunk = (size_t)(w->fsize_limit - w->file_pos);
-        ssize_t r;
-        if (inject_eintr && (atomic_fetch_add(&eintr_toggle, 1) & 1)) {
-            r = -1;
-            errno = EINTR;
-        } else {
-            r = write(w->fd, p, chunk);
-        }
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return gq_writer_io_fail(w, errno, "writing");
-        }
-        if (r == 0)  /* not expected from a file, pipe or device; do not spin */
-            return gq_writer_io_fail(w, EIO, "writing");
-        p += r;
-        n -= (size_t)r;
-        w->file_pos += (uint64_t)r;
-    }
-    return GGUFQ_OK;
-}
-
-int gq_writer_flush(ggufq_writer *w)
-{
-    int st = raw_write(w, w->buf, w->buf_len);
-    w->buf_len = 0;
-    return st;
-}
 
 static int buf_put(ggufq_writer *w, const void *data, size_t n)
 {
     const uint8_t *p = data;
     while (n > 0) {
         if (w->buf_len == 0 && n >= w->buf_cap)  /* large chunk: skip the copy */
-            return raw_write(w, p, n);
+            return gq_writer_raw_write(w, p, n);
         size_t take = w->buf_cap - w->buf_len;
         if (take > n)
             take = n;
@@ -557,7 +399,8 @@ int ggufq_writer_write(ggufq_writer *w, const void *data, size_t size)
 /* Finish                                                                    */
 /* ------------------------------------------------------------------------- */
 
-int gq_writer_check_complete(ggufq_writer *w)
+/* Every declared tensor got all its bytes; writes the header if nothing was written. */
+static int check_complete(ggufq_writer *w)
 {
     if (w->state == GQ_W_META) {
         int st = freeze(w);
@@ -573,6 +416,16 @@ int gq_writer_check_complete(ggufq_writer *w)
                               (unsigned long long)(w->data_total - w->data_written));
     }
     return GGUFQ_OK;
+}
+
+int gq_writer_prepare(ggufq_writer *w)
+{
+    if (w->state == GQ_W_FAILED)
+        return w->failed_status;
+    if (w->state >= GQ_W_PREPARED)
+        return gq_writer_fail(w, GGUFQ_E_STATE, "the file is already complete");
+    int st = check_complete(w);
+    return st == GGUFQ_OK ? gq_writer_make_durable(w) : st;
 }
 
 int ggufq_writer_finish(ggufq_writer *w, ggufq_error *err)

@@ -1,5 +1,8 @@
 /*
- * writer_file.c — where the writer's bytes go and how they get their name.
+ * writer_file.c — where the writer's bytes go and how they get their name:
+ * every byte written passes through gq_writer_raw_write here (with the
+ * failure-injection hooks and the I/O error messages); writer.c calls this
+ * file, never the reverse.
  *
  * The destination is the caller's path with symbolic links followed: a link
  * stays a link, the file it leads to is what gets replaced. What is there
@@ -47,13 +50,6 @@
 #define GQ_TMP_TRIES      100
 #define GQ_MAX_SYMLINKS   40    /* Linux's MAXSYMLINKS */
 
-static int inject_fsync_errno;
-
-void gq_writer_inject_fsync_failure(int err_no)
-{
-    inject_fsync_errno = err_no;
-}
-
 static char *dup_n(const char *s, size_t n)
 {
     char *c = malloc(n + 1);
@@ -64,9 +60,131 @@ static char *dup_n(const char *s, size_t n)
     return c;
 }
 
+/* ------------------------------------------------------------------------- */
+/* Failure injection (see writer_internal.h)                                 */
+/* ------------------------------------------------------------------------- */
+
+static uint64_t inject_at;
+static int      inject_errno;
+static size_t   inject_max_chunk;
+static bool     inject_eintr;
+
+void gq_writer_inject_failure(uint64_t at_byte, int err_no)
+{
+    inject_at = at_byte;
+    inject_errno = err_no;
+}
+
+void gq_writer_inject_short_writes(size_t max_chunk, bool eintr)
+{
+    inject_max_chunk = max_chunk;
+    inject_eintr = eintr;
+}
+
+static int inject_fsync_errno;
+
+void gq_writer_inject_fsync_failure(int err_no)
+{
+    inject_fsync_errno = err_no;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------- */
+
 static int status_of_errno(int e)
 {
     return (e == ENOSPC || e == EDQUOT) ? GGUFQ_E_NO_SPACE : GGUFQ_E_IO;
+}
+
+/* " at offset N (tensor 'x')": the output byte a write failed at and what it belongs to. */
+static void describe_position(const ggufq_writer *w, char *buf, size_t n)
+{
+    uint64_t pos = w->file_pos;
+    int len = snprintf(buf, n, " at offset %llu", (unsigned long long)pos);
+    if (len < 0 || (size_t)len >= n)
+        return;
+    if (w->state == GQ_W_META || pos < w->data_start) {
+        snprintf(buf + len, n - (size_t)len, " (header)");
+        return;
+    }
+    for (size_t i = 0; i < w->n_tensors; i++) {   /* offsets ascend; padding counts as its tensor's */
+        const gq_wtensor *t = &w->tensors[i];
+        uint64_t end = i + 1 < w->n_tensors ? w->data_start + w->tensors[i + 1].offset : UINT64_MAX;
+        if (t->size > 0 && pos < end) {
+            snprintf(buf + len, n - (size_t)len, " (tensor '%s')", t->name.s);
+            return;
+        }
+    }
+}
+
+/* An I/O error on the output: the writer cannot continue. */
+int gq_writer_io_fail(ggufq_writer *w, int e, const char *what)
+{
+    char eb[128], at[128] = "", file[4200];
+    if (strcmp(what, "writing") == 0)
+        describe_position(w, at, sizeof at);
+    if (w->dest == GQ_DEST_STREAM)
+        file[0] = '\0';   /* the message already starts with the path */
+    else if (w->tmp_path != NULL)
+        snprintf(file, sizeof file, " temporary file %s", w->tmp_path);
+    else
+        snprintf(file, sizeof file, " temporary file in %s", w->dir_path);
+    int st = gq_writer_fail(w, status_of_errno(e), "%s%s failed%s: %s",
+                            what, file, at, gq_errno_text(e, eb, sizeof eb));
+    w->state = GQ_W_FAILED;
+    w->failed_status = st;
+    return st;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Raw output: every byte written goes through here                          */
+/* ------------------------------------------------------------------------- */
+
+/* write(2) all of p, retrying partial writes and EINTR; honours the injection hooks. */
+int gq_writer_raw_write(ggufq_writer *w, const uint8_t *p, size_t n)
+{
+    static atomic_uint eintr_toggle;
+    while (n > 0) {
+        size_t chunk = n;
+        if (inject_max_chunk != 0 && chunk > inject_max_chunk)
+            chunk = inject_max_chunk;
+        if (inject_errno != 0 && inject_at >= w->file_pos && inject_at - w->file_pos < chunk) {
+            if (inject_at == w->file_pos)
+                return gq_writer_io_fail(w, inject_errno, "writing");
+            chunk = (size_t)(inject_at - w->file_pos);
+        }
+        /* never start a write past RLIMIT_FSIZE: the kernel would raise SIGXFSZ (see open_dest) */
+        if (w->file_pos >= w->fsize_limit)
+            return gq_writer_io_fail(w, EFBIG, "writing");
+        if (w->fsize_limit - w->file_pos < chunk)
+            chunk = (size_t)(w->fsize_limit - w->file_pos);
+        ssize_t r;
+        if (inject_eintr && (atomic_fetch_add(&eintr_toggle, 1) & 1)) {
+            r = -1;
+            errno = EINTR;
+        } else {
+            r = write(w->fd, p, chunk);
+        }
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return gq_writer_io_fail(w, errno, "writing");
+        }
+        if (r == 0)  /* not expected from a file, pipe or device; do not spin */
+            return gq_writer_io_fail(w, EIO, "writing");
+        p += r;
+        n -= (size_t)r;
+        w->file_pos += (uint64_t)r;
+    }
+    return GGUFQ_OK;
+}
+
+int gq_writer_flush(ggufq_writer *w)
+{
+    int st = gq_writer_raw_write(w, w->buf, w->buf_len);
+    w->buf_len = 0;
+    return st;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -422,15 +540,9 @@ static int close_fd(ggufq_writer *w)
     return GGUFQ_OK;
 }
 
-int gq_writer_prepare(ggufq_writer *w)
+int gq_writer_make_durable(ggufq_writer *w)
 {
-    if (w->state == GQ_W_FAILED)
-        return w->failed_status;
-    if (w->state >= GQ_W_PREPARED)
-        return gq_writer_fail(w, GGUFQ_E_STATE, "the file is already complete");
-    int st = gq_writer_check_complete(w);
-    if (st == GGUFQ_OK)
-        st = gq_writer_flush(w);
+    int st = gq_writer_flush(w);
     if (st == GGUFQ_OK && w->dest == GQ_DEST_REPLACE) {
         st = keep_mode(w);
         int e = inject_fsync_errno;

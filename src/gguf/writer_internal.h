@@ -174,7 +174,7 @@ int gq_writer_stage(ggufq_writer *w);
 int gq_writer_commit(ggufq_writer *w);
 
 /* ------------------------------------------------------------------------- */
-/* Shared between writer.c and writer_file.c                                 */
+/* writer_file.c: the destination and every byte written (writer.c calls it, never the reverse) */
 /* ------------------------------------------------------------------------- */
 
 /* Open the destination (or a temporary file for it); path, opts and inputs as create's. */
@@ -184,10 +184,12 @@ int gq_writer_open_dest(ggufq_writer *w, const ggufq_writer_options *opts,
 void gq_writer_discard(ggufq_writer *w);
 /* Free what writer_file.c allocated (not w). */
 void gq_writer_free_dest(ggufq_writer *w);
-/* Write the buffered bytes out (writer.c). */
+/* write(2) all of p at the output's position (retrying partial writes, EINTR; the injection hooks). */
+int gq_writer_raw_write(ggufq_writer *w, const uint8_t *p, size_t n);
+/* Write the buffered bytes out. */
 int gq_writer_flush(ggufq_writer *w);
-/* Check every declared tensor got all its bytes (writer.c); writes the header if nothing was written. */
-int gq_writer_check_complete(ggufq_writer *w);
+/* Flush, set the mode, fsync, close a named temporary file: the durable half of gq_writer_prepare. */
+int gq_writer_make_durable(ggufq_writer *w);
 /* An I/O error (errno e) while `what` ("writing", "syncing" ...): the writer is failed from now on. */
 int gq_writer_io_fail(ggufq_writer *w, int e, const char *what);
 

@@ -1,7 +1,7 @@
 /*
  * writer_kv.c — metadata of the GGUF writer: encoding values, checking
- * encodings given by the caller (with the reader's own validator), and the
- * ordered key table.
+ * encodings given by the caller (with the reader's own validator), the
+ * ordered key table, and the name index (keys here, tensors in writer.c).
  *
  * Values are kept in GGUF encoding (the bytes after the type tag), so the
  * header is written by concatenation and copied values stay byte-identical.
@@ -15,6 +15,45 @@
 #include "writer_internal.h"
 
 #define GQ_ALIGNMENT_KEY "general.alignment"
+
+/* ------------------------------------------------------------------------- */
+/* Name index                                                                */
+/* ------------------------------------------------------------------------- */
+
+/* The entries of an index: an array of structs that each start with a gq_wname. */
+typedef struct wnames {
+    const void *items;
+    size_t      stride;
+} wnames;
+
+static const char *wname_of(const void *ctx, uint64_t i, size_t *len)
+{
+    const wnames *w = ctx;
+    const gq_wname *n = (const gq_wname *)((const char *)w->items + i * w->stride);
+    *len = n->len;
+    return n->s;
+}
+
+int64_t gq_windex_find(const gq_windex *ix, const void *items, size_t stride,
+                       const char *s, size_t len)
+{
+    const wnames ctx = { items, stride };
+    return gq_strmap_find(ix, s, len, wname_of, &ctx);
+}
+
+int gq_windex_rebuild(gq_windex *ix, const void *items, size_t stride, size_t n)
+{
+    const wnames ctx = { items, stride };
+    return gq_strmap_reindex(ix, n, wname_of, &ctx) == 0 ? GGUFQ_OK : GGUFQ_E_NOMEM;
+}
+
+int gq_windex_add_last(gq_windex *ix, const void *items, size_t stride, size_t n)
+{
+    const wnames ctx = { items, stride };
+    const gq_wname *last = (const gq_wname *)((const char *)items + (n - 1) * stride);
+    int64_t rc = gq_strmap_insert_grow(ix, last->s, last->len, n - 1, wname_of, &ctx);
+    return rc == GQ_STRMAP_NOMEM ? GGUFQ_E_NOMEM : GGUFQ_OK;
+}
 
 /* ------------------------------------------------------------------------- */
 /* Little-endian helpers                                                     */

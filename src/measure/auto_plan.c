@@ -13,7 +13,8 @@
  *    base type with --pure; requant's own plan of exactly that replay gives
  *    the entries (and is checked to hold every chosen type), so the file
  *    ggufq_auto_requant writes is the one the rules reproduce.
- * The error and the budget units are described in include/ggufq.h.
+ * The error and the budget units are described in include/ggufq.h; the
+ * measured errors are looked up in auto_measured.c, the rules built in auto_run.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -143,85 +144,6 @@ static int pick_candidates(ggufq_auto_plan *p, const ggufq_auto_options *o, cons
             p->cands[p->n_cands++] = GGUFQ_TYPE_IQ2_XS;
     }
     return GGUFQ_OK;
-}
-
-/* ---- measured errors --------------------------------------------------------- */
-
-static int cmp_by_name(const void *a, const void *b, const ggufq_stats *s)
-{
-    return strcmp(ggufq_stats_at(s, *(const int64_t *)a)->name, ggufq_stats_at(s, *(const int64_t *)b)->name);
-}
-
-/* Sort stats indices by name (insertion into a merge sort: qsort has no context argument in C11). */
-static void sort_by_name(int64_t *idx, int64_t n, int64_t *tmp, const ggufq_stats *s)
-{
-    if (n < 2)
-        return;
-    const int64_t h = n / 2;
-    sort_by_name(idx, h, tmp, s);
-    sort_by_name(idx + h, n - h, tmp, s);
-    int64_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
-        tmp[k++] = cmp_by_name(&idx[j], &idx[i], s) < 0 ? idx[j++] : idx[i++];
-    while (i < h)
-        tmp[k++] = idx[i++];
-    while (j < n)
-        tmp[k++] = idx[j++];
-    memcpy(idx, tmp, (size_t)n * sizeof *idx);
-}
-
-const ggufq_stats_tensor *gq_auto_measured(const ggufq_auto_plan *p, const char *name)
-{
-    int64_t lo = 0, hi = ggufq_stats_count(p->stats);
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        const ggufq_stats_tensor *t = ggufq_stats_at(p->stats, p->by_name[mid]);
-        const int c = strcmp(t->name, name);
-        if (c == 0)
-            return t;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
-/*
- * The objective for one measured candidate: sum_rows sum_j im_j (w - q)^2 with
- * an imatrix entry (wmse is the mean over rows of that sum over sum_j im_j),
- * else sum (w - q)^2.
- */
-double gq_auto_error(const ggufq_auto_plan *p, const ggufq_stats_tensor *t, const ggufq_stats_candidate *c)
-{
-    if (!c->m.has_wmse || !p->has_im)
-        return c->m.sum_sq_diff;
-    ggufq_tensor_info ti;
-    memset(&ti, 0, sizeof ti);
-    ti.name = t->name;
-    memcpy(ti.dims, t->dims, sizeof ti.dims);
-    ti.n_dims = t->n_dims;
-    ti.n_elements = t->n;
-    const gq_err_importance w = gq_measure_importance(&p->im, &ti);
-    if (!w.w)
-        return c->m.sum_sq_diff;
-    double s = 0;
-    for (int64_t j = 0; j < t->dims[0] * w.n_slices; j++)
-        s += (double)w.w[j];
-    const double rows = (double)(t->n / t->dims[0]);
-    return c->m.wmse * rows * (s / (double)w.n_slices);
-}
-
-/* The measured error of tensor `name` written as `type`; false if no candidate wrote that type. */
-bool gq_auto_error_of(const ggufq_auto_plan *p, const char *name, ggufq_type type, double *error)
-{
-    const ggufq_stats_tensor *t = gq_auto_measured(p, name);
-    for (size_t k = 0; t && k < p->n_cands; k++)
-        if (t->candidates[k].used == type) {
-            *error = gq_auto_error(p, t, &t->candidates[k]);
-            return true;
-        }
-    return false;
 }
 
 /* ---- the solve ----------------------------------------------------------------- */
@@ -437,7 +359,7 @@ static int run_stats(ggufq_auto_plan *p, const ggufq_requant_options *ro, const 
     }
     for (int64_t i = 0; i < n; i++)
         p->by_name[i] = i;
-    sort_by_name(p->by_name, n, tmp, p->stats);
+    gq_auto_sort_by_name(p->by_name, n, tmp, p->stats);
     free(tmp);
     return GGUFQ_OK;
 }

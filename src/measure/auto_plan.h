@@ -29,6 +29,8 @@ struct ggufq_auto_plan {
 };
 
 bool gq_auto_type_requires_imatrix(ggufq_type t);
+/* auto_measured.c: sort stats indices by their tensors' names (tmp: n entries of scratch). */
+void gq_auto_sort_by_name(int64_t *idx, int64_t n, int64_t *tmp, const ggufq_stats *s);
 /* The measured tensor of that name (NULL: not measured). */
 const ggufq_stats_tensor *gq_auto_measured(const ggufq_auto_plan *p, const char *name);
 /* The objective (ggufq.h) of one measured candidate. */

@@ -824,15 +824,3 @@ int gq_quantize_iq1_m_ops(const gq_iq_search_ops *ops, const float *src, void *d
     }
     return GGUFQ_OK;
 }
-
-int gq_quantize_iq1_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
-{
-    return gq_quantize_iq1_s_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
-}
-
-int gq_quantize_iq1_m(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
-{
-    return gq_quantize_iq1_m_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
-}

@@ -667,21 +667,3 @@ int gq_quantize_iq2_s_ops(const gq_iq_search_ops *ops, const float *src, void *d
     }
     return GGUFQ_OK;
 }
-
-int gq_quantize_iq2_xxs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                        const float *imatrix)
-{
-    return gq_quantize_iq2_xxs_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
-}
-
-int gq_quantize_iq2_xs(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                       const float *imatrix)
-{
-    return gq_quantize_iq2_xs_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
-}
-
-int gq_quantize_iq2_s(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                      const float *imatrix)
-{
-    return gq_quantize_iq2_s_ops(&gq_iq_search_scalar, src, dst, nrows, n_per_row, imatrix);
-}

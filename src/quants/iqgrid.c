@@ -13,19 +13,6 @@
 #include "iqsearch.h"
 #include "tables.h"
 
-const gq_iq_search_ops gq_iq_search_scalar = {
-    .nearest8   = gq_iq_nearest8_scalar,
-    .iq2_round8 = gq_iq2_round8_scalar,
-    .iq2_trials = gq_iq2_trials_scalar,
-    .iq2_search = gq_iq2_search_scalar,
-    .iq2_prep   = gq_iq2_prep_scalar,
-    .iq3_round4 = gq_iq3_round4_scalar,
-    .iq3_trials = gq_iq3_trials_scalar,
-    .iq1s_split = gq_iq1s_split_scalar,
-    .iq1m_split = gq_iq1m_split_scalar,
-    .iq1_sort   = gq_iq1_sort_scalar,
-};
-
 /* Squared distances are 4 * sum((g - l)^2) with |g - l| <= 2: at most 128. */
 #define MAX_D2 128
 
