@@ -130,14 +130,41 @@ static double geomean_ratio(const type_result *res, int n, int op, int i, int *c
 /* memset bandwidth                                                          */
 /* ------------------------------------------------------------------------- */
 
-/* GB/s of memset over MEMSET_BYTES with 1 and with all threads; gbs[i] = 0 if not measured. */
-static void bench_memset(const bench_opts *o, double gbs[2], int threads[2])
+/* The ceilings: memset of MEMSET_BYTES (out of the cache) and of one call's output (in it). */
+typedef struct memset_rates {
+    double gbs[2];      /* MEMSET_BYTES with 1 and with all threads; 0: not measured */
+    int    threads[2];
+    double cache_t;     /* seconds per memset of BENCH_WEIGHTS floats, one thread; 0: not measured */
+} memset_rates;
+
+typedef struct cache_memset {
+    unsigned char *buf;
+    int            value;
+} cache_memset;
+
+/* memset of the bytes one dequantize call writes (a bench_fn): what it is measured against. */
+static void call_cache_memset(void *ctx)
 {
+    cache_memset *m = ctx;
+    memset(m->buf, m->value++ & 0x7f, (size_t)BENCH_WEIGHTS * sizeof(float));
+}
+
+static void bench_memset(const bench_opts *o, memset_rates *r)
+{
+    double *gbs = r->gbs;
+    int *threads = r->threads;
     gbs[0] = gbs[1] = 0;
+    r->cache_t = 0;
     threads[0] = 1;
     threads[1] = bench_max_threads();
     if (o->no_memset)
         return;
+    cache_memset c = { malloc((size_t)BENCH_WEIGHTS * sizeof(float)), 1 };
+    if (c.buf) {
+        bench_progress(o, "memset", -1);
+        r->cache_t = bench_time_best(call_cache_memset, &c, o->seconds);
+        free(c.buf);
+    }
     memset_case m = { malloc(MEMSET_BYTES), 1, 0 };
     if (!m.buf)
         return;
@@ -162,12 +189,16 @@ static void print_cell(double t)
         out_printf("%*s%*s", W_RATE, "-", W_GBS, "-");
 }
 
-static void print_table(const bench_opts *o, const type_result *res, int n, int op, bool with_peer)
+static void print_table(const bench_opts *o, const type_result *res, int n, int op, bool with_peer,
+                        double memset_t)
 {
+    const bool pct = op == OP_DEQUANT && memset_t > 0;
     out_printf("\n%s: Mw/s = million weights per second, GB/s = of f32 %s", op_names[op],
                op == OP_DEQUANT ? "output" : "input");
     if (with_peer)
         out_puts(";\nours/ggml = speed ratio (above 1: faster than ggml)");
+    if (pct)
+        out_puts(";\n%memset = speed as a percentage of a memset of the same output bytes (in cache)");
     out_puts("\n");
     /* Heading: implementation names over their two columns, then the ratio columns. */
     out_printf("%-*s", W_TYPE, "");
@@ -175,10 +206,15 @@ static void print_table(const bench_opts *o, const type_result *res, int n, int 
         out_printf("%*s", W_RATE + W_GBS, ggufq_isa_name(o->isas[i]));
     if (with_peer)
         out_printf("%*s%*s", W_RATE + W_GBS, "ggml", W_RATIO * o->n_isas, "ours/ggml");
+    if (pct)
+        out_printf("%*s", W_RATIO * o->n_isas, "%memset");
     out_printf("\n%-*s", W_TYPE, "type");
     for (int i = 0; i < o->n_isas + (with_peer ? 1 : 0); i++)
         out_printf("%*s%*s", W_RATE, "Mw/s", W_GBS, "GB/s");
     if (with_peer)
+        for (int i = 0; i < o->n_isas; i++)
+            out_printf("%*s", W_RATIO, ggufq_isa_name(o->isas[i]));
+    if (pct)
         for (int i = 0; i < o->n_isas; i++)
             out_printf("%*s", W_RATIO, ggufq_isa_name(o->isas[i]));
     out_putc('\n');
@@ -194,6 +230,12 @@ static void print_table(const bench_opts *o, const type_result *res, int n, int 
                 else
                     out_printf("%*s", W_RATIO, "-");
             }
+        }
+        for (int i = 0; pct && i < o->n_isas; i++) {
+            if (res[j].ours[op][i] > 0)
+                out_printf("%*.0f", W_RATIO, 100.0 * memset_t / res[j].ours[op][i]);
+            else
+                out_printf("%*s", W_RATIO, "-");
         }
         out_putc('\n');
     }
@@ -213,8 +255,10 @@ static void print_table(const bench_opts *o, const type_result *res, int n, int 
 }
 
 static void print_text(const bench_opts *o, const peer *p, const type_result *res, int n,
-                       const double gbs[2], const int threads[2], ggufq_isa selected)
+                       const memset_rates *m, ggufq_isa selected)
 {
+    const double *gbs = m->gbs;
+    const int *threads = m->threads;
     out_printf("ggufq %s bench: one thread, %lld weights per call (in cache), best of %d rounds, "
                "%.3g s per measurement\n", ggufq_version(), (long long)BENCH_WEIGHTS, BEST_OF, o->seconds);
     cli_sysinfo_print_text();
@@ -230,9 +274,13 @@ static void print_text(const bench_opts *o, const peer *p, const type_result *re
             out_printf(", %.1f GB/s with %d threads", gbs[1], threads[1]);
         out_printf(" (%zu MiB: the limit for data that does not fit in the cache)\n", MEMSET_BYTES >> 20);
     }
+    if (m->cache_t > 0)
+        out_printf("          %.1f GB/s over %lld KiB, one thread (one call's output, in cache: the ceiling "
+                   "for dequantize)\n",
+                   gb_per_s(m->cache_t), (long long)(BENCH_WEIGHTS * (int64_t)sizeof(float) >> 10));
     for (int op = 0; op < N_OPS; op++)
         if (op == OP_DEQUANT || o->quantize)
-            print_table(o, res, n, op, p->lib != NULL);
+            print_table(o, res, n, op, p->lib != NULL, m->cache_t);
     if (p->lib) {
         for (int op = 0; op < N_OPS; op++) {
             if (op == OP_QUANT && !o->quantize)
@@ -270,8 +318,10 @@ static void json_record(const char *type, const char *impl, double t, double t_g
 }
 
 static void print_json(const bench_opts *o, const peer *p, const type_result *res, int n,
-                       const double gbs[2], const int threads[2], ggufq_isa selected)
+                       const memset_rates *m, ggufq_isa selected)
 {
+    const double *gbs = m->gbs;
+    const int *threads = m->threads;
     out_printf("{\"weights\":%lld,\"seconds\":", (long long)BENCH_WEIGHTS);
     bench_json_number(o->seconds);
     out_printf(",\"best_of\":%d,\"cpu\":", BEST_OF);
@@ -285,6 +335,12 @@ static void print_json(const bench_opts *o, const peer *p, const type_result *re
     for (int k = 0; k < 2 && gbs[k] > 0; k++) {
         out_printf("%s{\"threads\":%d,\"bytes\":%zu,\"gb_per_s\":", k ? "," : "", threads[k], MEMSET_BYTES);
         bench_json_number(gbs[k]);
+        out_putc('}');
+    }
+    if (m->cache_t > 0) {   /* the in-cache ceiling: one call's output, one thread */
+        out_printf("%s{\"threads\":1,\"bytes\":%lld,\"in_cache\":true,\"gb_per_s\":", gbs[0] > 0 ? "," : "",
+                   (long long)(BENCH_WEIGHTS * (int64_t)sizeof(float)));
+        bench_json_number(gb_per_s(m->cache_t));
         out_putc('}');
     }
     out_putc(']');
@@ -341,9 +397,8 @@ int bench_kernels(const bench_opts *o)
         cli_error("bench: %s", ggufq_strerror(GGUFQ_E_NOMEM));
         return CLI_EXIT_FAIL;
     }
-    double gbs[2];
-    int threads[2];
-    bench_memset(o, gbs, threads);
+    memset_rates rates;
+    bench_memset(o, &rates);
     int n = 0, rc = CLI_EXIT_OK;
     for (int j = 0; j < o->n_types; j++)
         if (bench_type(o, &p, o->types[j], &res[n]))
@@ -354,9 +409,9 @@ int bench_kernels(const bench_opts *o)
         cli_error("bench: none of the types given can be timed");
         rc = CLI_EXIT_FAIL;
     } else if (o->json) {
-        print_json(o, &p, res, n, gbs, threads, selected);
+        print_json(o, &p, res, n, &rates, selected);
     } else {
-        print_text(o, &p, res, n, gbs, threads, selected);
+        print_text(o, &p, res, n, &rates, selected);
     }
     free(res);
     if (p.lib) {
