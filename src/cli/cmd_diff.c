@@ -436,7 +436,7 @@ static void print_json(const diff_view *v, const char *path_a, const char *path_
     out_printf(",\"summary\":{\"compared\":%" PRId64 ",\"identical\":%" PRId64 ",\"nmse\":", v->compared,
                v->identical);
     measure_json_double(v->nmse);
-    out_printf(",\"size_a\":%" PRIu64 ",\"size_b\":%" PRIu64 "}}\n", ggufq_file_size(v->a),
+    out_printf(",\"size_a\":%" PRIu64 ",\"size_b\":%" PRIu64 "}}", ggufq_file_size(v->a),
                ggufq_file_size(v->b));
 }
 
@@ -445,10 +445,20 @@ void measure_print_diff(const char *path_a, const char *path_b, const ggufq_file
 {
     diff_view v = { a, b, d, { -1, -1, -1 }, 0, 0, 0, false };
     summarize(&v);
-    if (json)
+    if (json) {
         print_json(&v, path_a, path_b);
-    else
+        out_putc('\n');
+    } else {
         print_text(&v);
+    }
+}
+
+void measure_print_diff_json(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
+                             const ggufq_diff *d)
+{
+    diff_view v = { a, b, d, { -1, -1, -1 }, 0, 0, 0, false };
+    summarize(&v);
+    print_json(&v, path_a, path_b);
 }
 
 int cmd_diff(int argc, char **argv)

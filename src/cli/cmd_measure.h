@@ -18,6 +18,9 @@ int cmd_stats(int argc, char **argv);
  */
 void measure_print_diff(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
                         const ggufq_diff *d, bool json);
+/* The JSON object alone (no newline after it): to embed it, e.g. in a progress event. */
+void measure_print_diff_json(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
+                             const ggufq_diff *d);
 
 /* A JSON number: shortest float64 decimal that reads back; NaN and infinities as null. */
 void measure_json_double(double v);

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cmd_measure.h"
 #include "cmd_requant_auto.h"
 #include "sigbus.h"
 
@@ -32,6 +33,7 @@ typedef struct requant_args {
     size_t n_prune;
     int progress;
     bool quiet;
+    bool stats;                  /* --stats: measure OUT against IN after writing it */
     auto_args au;                /* TYPE auto: the budget options (cmd_requant_auto.c) */
     bool is_auto;
 } requant_args;
@@ -352,6 +354,7 @@ static int apply_flag(requant_args *a, const char *opt)
     else if (strcmp(opt, "--dry-run") == 0) o->dry_run = true;
     else if (strcmp(opt, "--quiet") == 0 || strcmp(opt, "-q") == 0) a->quiet = true;
     else if (strcmp(opt, "--allow-requantize") == 0) o->allow_requantize = true;
+    else if (strcmp(opt, "--stats") == 0) a->stats = true;
     else return cli_usage_error("requant", "unknown option '%s'", opt);
     return CLI_EXIT_OK;
 }
@@ -453,6 +456,10 @@ static int parse_args(int argc, char **argv, requant_args *a)
         return cli_usage_error("requant", "%s needs TYPE auto (IN auto OUT)", a->au.given);
     if (a->is_auto && n_pos > 3)
         return cli_usage_error("requant", "too many arguments ('%s'): IN auto OUT", pos[3]);
+    if (a->stats && (a->o.dry_run || a->o.keep_split || a->is_auto))
+        return cli_usage_error("requant", "--stats measures the file written against IN: not with %s",
+                               a->o.dry_run ? "--dry-run (ggufq stats IN --types ... measures before "
+                                              "writing)" : a->o.keep_split ? "--keep-split" : "auto");
     int rc = a->is_auto ? CLI_EXIT_OK : order_positionals(a, pos, n_pos);
     if (a->is_auto) {
         a->in = pos[0];
@@ -593,6 +600,55 @@ static void print_summary(const requant_args *a, const ggufq_plan *plan, double 
                threads, threads == 1 ? "" : "s");
 }
 
+/*
+ * --stats: OUT against IN, as `ggufq diff IN OUT` measures it (the imatrix
+ * given gives wmse), after the summary; with --progress json an event
+ * {"event":"stats","diff":{...}} before the summary. A split input is not
+ * compared (a note says so). Returns an exit status.
+ */
+static int print_stats(const requant_args *a, bool json)
+{
+    ggufq_file *in = NULL, *out = NULL;
+    ggufq_error err;
+    int st = ggufq_open(a->in, NULL, &in, &err);
+    if (st == GGUFQ_OK && ggufq_find_key(in, "split.count") >= 0) {
+        uint64_t n = 1;
+        ggufq_value v;
+        if (ggufq_get(in, "split.count", &v) == GGUFQ_OK && ggufq_value_uint(&v, &n) == GGUFQ_OK && n > 1) {
+            cli_error("note: --stats: %s is shard 1 of a split model: not compared (ggufq diff compares "
+                      "single files)", a->in);
+            ggufq_close(in);
+            return CLI_EXIT_OK;
+        }
+    }
+    if (st == GGUFQ_OK)
+        st = ggufq_open(a->out, NULL, &out, &err);
+    ggufq_diff *d = NULL;
+    if (st == GGUFQ_OK) {
+        ggufq_diff_options o;
+        ggufq_diff_options_init(&o);
+        o.imatrix_path = a->o.imatrix_path;
+        o.nthreads = a->o.nthreads;
+        st = ggufq_diff_files(in, out, &o, &d, &err);
+    }
+    if (st == GGUFQ_OK) {
+        if (json) {
+            out_puts("{\"event\":\"stats\",\"diff\":");
+            measure_print_diff_json(a->in, a->out, in, out, d);
+            out_puts("}\n");
+        } else {
+            out_printf("\nerror of %s against %s (--stats):\n", a->out, a->in);
+            measure_print_diff(a->in, a->out, in, out, d, false);
+        }
+    } else {
+        cli_report(st, &err, a->in);
+    }
+    ggufq_diff_free(d);
+    ggufq_close(out);
+    ggufq_close(in);
+    return st == GGUFQ_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
 int cmd_requant(int argc, char **argv)
 {
     requant_args a;
@@ -658,12 +714,18 @@ int cmd_requant(int argc, char **argv)
         return exit_status;
     }
     totals.seconds = secs;
-    if (cli_progress_is_json(&ps.display))   /* stdout is the JSON stream: the summary is its last line */
+    if (cli_progress_is_json(&ps.display)) {   /* stdout is the JSON stream: the summary is its last line */
+        if (a.stats)
+            rc = print_stats(&a, true);
         cli_progress_summary(&ps.display, &totals);
-    else if (!a.quiet)
-        print_summary(&a, plan, secs, threads);
+    } else {
+        if (!a.quiet)
+            print_summary(&a, plan, secs, threads);
+        if (a.stats)
+            rc = print_stats(&a, false);
+    }
     ggufq_plan_free(plan);
-    return CLI_EXIT_OK;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -732,6 +794,13 @@ const cli_command cmd_requant_command = {
       "                              start, tensor, then summary (the text\n"
       "                              summary's numbers) or error last; messages\n"
       "                              stay on stderr (see 'ggufq help dequant')\n"
+      "  --stats                     After writing, measure OUT against IN as 'ggufq\n"
+      "                              diff IN OUT' does (per tensor rmse, nmse, cosine,\n"
+      "                              with --imatrix wmse): with --allow-requantize, the\n"
+      "                              error the requantization added. Not with\n"
+      "                              --dry-run, --keep-split or auto; a split IN is\n"
+      "                              not compared. With --progress json: an event\n"
+      "                              {\"event\":\"stats\",\"diff\":{...}} before the summary\n"
       "  -q, --quiet                 No bar, no summary (--progress json stays)\n"
       "\n"
       "TYPE auto: a budget plan. Every tensor requant converts is measured at\n"
