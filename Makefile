@@ -96,6 +96,7 @@ PYTHON ?= /usr/bin/python3
 PYVENV  = $(BUILD)/pyvenv
 test-python: deps build peer
 	test -x $(PYVENV)/bin/python || $(PYTHON) -m venv --system-site-packages $(PYVENV)
+	rm -rf python/build   # objects of sources since moved or removed must not be linked again
 	$(PYVENV)/bin/pip install -q --no-build-isolation --no-index --force-reinstall --no-deps ./python
 	cd python/tests && GGUFQ_PEER_DIR=$(PEER_DIR) GGUFQ_CLI=$(CURDIR)/$(BUILD)/ggufq \
 	  $(CURDIR)/$(PYVENV)/bin/python -m pytest -q -p no:cacheprovider .
