@@ -193,23 +193,26 @@ void pk_close(pk_peer *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The symbol fmt % name; NULL (with a message if `required`) if absent. */
-static void *peer_sym(const pk_peer *p, const char *fmt, const char *name, bool required)
+/* The symbol fmt % name; NULL (with a message if `required` and not `quiet`) if absent. */
+static void *peer_sym_q(const pk_peer *p, const char *fmt, const char *name, bool required, bool quiet)
 {
     char sym[96];
     snprintf(sym, sizeof sym, fmt, name);
     void *f = dlsym(p->lib, sym);
-    if (f == NULL && required)
+    if (f == NULL && required && !quiet)
         fprintf(stderr, "the peer lacks %s\n", sym);
     return f;
 }
 
-bool pk_kernels_of(const pk_peer *p, ggufq_type type, pk_kernels *k)
+#define peer_sym(p, fmt, name, required) peer_sym_q(p, fmt, name, required, quiet)
+
+bool pk_kernels_resolve(const pk_peer *p, ggufq_type type, pk_kernels *k, bool quiet)
 {
     memset(k, 0, sizeof *k);
     k->info = pk_type_of(type);
     if (k->info == NULL || p->lib == NULL) {
-        fprintf(stderr, "no peer kernels for type %d\n", (int)type);
+        if (!quiet)
+            fprintf(stderr, "no peer kernels for type %d\n", (int)type);
         return false;
     }
     const char *name = ggufq_type_name(type);
@@ -238,6 +241,15 @@ bool pk_kernels_of(const pk_peer *p, ggufq_type type, pk_kernels *k)
         if (k->dequant == NULL)
             return false;
     }
+    return true;
+}
+
+#undef peer_sym
+
+bool pk_kernels_of(const pk_peer *p, ggufq_type type, pk_kernels *k)
+{
+    if (!pk_kernels_resolve(p, type, k, false))
+        return false;
     if (k->info->via == PK_VIA_CHUNK)
         p->quantize_init((int)type);   /* IQ grids and search tables; a no-op for other types */
     return true;

@@ -114,6 +114,12 @@ typedef struct pk_kernels {
  * but is optional for chunk types (ggml has none for some IQ types).
  */
 bool pk_kernels_of(const pk_peer *p, ggufq_type type, pk_kernels *k);
+/*
+ * The lookups of pk_kernels_of without ggml_quantize_init (the caller runs it
+ * before quantizing: it takes seconds for the IQ types) and, if quiet, without
+ * messages. ggufq bench uses it.
+ */
+bool pk_kernels_resolve(const pk_peer *p, ggufq_type type, pk_kernels *k, bool quiet);
 
 /*
  * ggml's quantization of nrows rows, as ggml_quantize_chunk does it: the

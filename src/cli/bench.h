@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "../../tests/peer_kernels.h"   /* ggml's kernels: the binding the tests use */
 
 #define BENCH_WEIGHTS    ((int64_t)1 << 16)   /* per call: <= 256 KiB of f32 + <= 128 KiB of blocks */
 #define BENCH_ROW        ((int64_t)4096)      /* row length for quantization (a multiple of every block) */
@@ -58,10 +59,6 @@ int bench_requant(int argc, char **argv);
 
 /* ---- the peer (bench_peer.c) --------------------------------------------- */
 
-typedef void   (*peer_dequant_fn)(const void *src, float *dst, int64_t k);
-typedef size_t (*peer_chunk_fn)(const float *src, void *dst, int64_t nrow, int64_t n_per_row,
-                                const float *imatrix);
-typedef void   (*peer_row_fn)(const float *src, void *dst, int64_t k);
 typedef void   (*peer_init_fn)(int ggml_type);
 typedef void   (*peer_free_fn)(void);
 
@@ -73,12 +70,9 @@ typedef struct peer {
     peer_free_fn quantize_free;   /* ggml_quantize_free */
 } peer;
 
-/* The peer's kernels for one type (members NULL where it has none). */
-typedef struct peer_kernels {
-    peer_dequant_fn dequant;
-    peer_chunk_fn   chunk;   /* quantize_<t>(src, dst, nrow, n_per_row, imatrix) */
-    peer_row_fn     row;     /* else quantize_row_<t>_ref or the f16/bf16 row converters */
-} peer_kernels;
+/* The peer's kernels for one type (members NULL where it has none): the tests'
+ * binding of ggml's kernels (tests/peer_kernels.c), shared. */
+typedef pk_kernels peer_kernels;
 
 /* The directory of the peer's libraries: `given` (--peer) if not NULL, else
  * $GGUFQ_PEER_DIR, else peer/package/bins/linux-x64 next to the program. */

@@ -1,7 +1,8 @@
 /*
  * bench_peer.c — the peer of `ggufq bench`: ggml's libggml-base.so, loaded
- * with dlopen when found, and its reference kernels for each type; and where
- * the peer's libraries are looked for (also by --requant, for libllama).
+ * with dlopen when found, and its reference kernels for each type (looked up
+ * by the tests' binding, tests/peer_kernels.c); and where the peer's
+ * libraries are looked for (also by --requant, for libllama).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* readlink */
@@ -77,31 +78,9 @@ bool bench_peer_open(peer *p, const bench_opts *o)
     return true;
 }
 
-static void *peer_sym(const peer *p, const char *fmt, const char *name)
-{
-    if (!p->lib)
-        return NULL;
-    char sym[96];
-    snprintf(sym, sizeof sym, fmt, name);
-    return dlsym(p->lib, sym);
-}
-
 void bench_peer_resolve(const peer *p, ggufq_type type, peer_kernels *k)
 {
-    memset(k, 0, sizeof *k);
-    const char *name = ggufq_type_name(type);
-    if (type == GGUFQ_TYPE_F16) {
-        k->dequant = AS_FN(peer_dequant_fn, peer_sym(p, "%s", "ggml_fp16_to_fp32_row"));
-        k->row = AS_FN(peer_row_fn, peer_sym(p, "%s", "ggml_fp32_to_fp16_row"));
-    } else if (type == GGUFQ_TYPE_BF16) {
-        k->dequant = AS_FN(peer_dequant_fn, peer_sym(p, "%s", "ggml_bf16_to_fp32_row"));
-        k->row = AS_FN(peer_row_fn, peer_sym(p, "%s", "ggml_fp32_to_bf16_row_ref"));
-    } else if (ggufq_type_is_quantized(type)) {
-        k->dequant = AS_FN(peer_dequant_fn, peer_sym(p, "dequantize_row_%s", name));
-        /* Q8_1 and Q8_K have no quantize_<t>: ggml quantizes them row by row. */
-        if (type != GGUFQ_TYPE_Q8_1 && type != GGUFQ_TYPE_Q8_K)
-            k->chunk = AS_FN(peer_chunk_fn, peer_sym(p, "quantize_%s", name));
-        if (!k->chunk)
-            k->row = AS_FN(peer_row_fn, peer_sym(p, "quantize_row_%s_ref", name));
-    }
+    const pk_peer pk = { p->lib, p->quantize_init };
+    if (!p->lib || !pk_kernels_resolve(&pk, type, k, true))
+        memset(k, 0, sizeof *k);   /* none: the type is timed for ggufq alone */
 }
