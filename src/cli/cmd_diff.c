@@ -461,6 +461,56 @@ void measure_print_diff_json(const char *path_a, const char *path_b, const ggufq
     print_json(&v, path_a, path_b);
 }
 
+/*
+ * `requant --stats`: OUT against IN, as `ggufq diff IN OUT` measures it (the imatrix
+ * given gives wmse), after the summary; with --progress json an event
+ * {"event":"stats","diff":{...}} before the summary. A split input is not
+ * compared (a note says so). Returns an exit status.
+ */
+int measure_print_after_requant(const char *in_path, const char *out_path, const char *imatrix_path,
+                                int nthreads, bool json)
+{
+    ggufq_file *in = NULL, *out = NULL;
+    ggufq_error err;
+    int st = ggufq_open(in_path, NULL, &in, &err);
+    if (st == GGUFQ_OK && ggufq_find_key(in, "split.count") >= 0) {
+        uint64_t n = 1;
+        ggufq_value v;
+        if (ggufq_get(in, "split.count", &v) == GGUFQ_OK && ggufq_value_uint(&v, &n) == GGUFQ_OK && n > 1) {
+            cli_error("note: --stats: %s is shard 1 of a split model: not compared (ggufq diff compares "
+                      "single files)", in_path);
+            ggufq_close(in);
+            return CLI_EXIT_OK;
+        }
+    }
+    if (st == GGUFQ_OK)
+        st = ggufq_open(out_path, NULL, &out, &err);
+    ggufq_diff *d = NULL;
+    if (st == GGUFQ_OK) {
+        ggufq_diff_options o;
+        ggufq_diff_options_init(&o);
+        o.imatrix_path = imatrix_path;
+        o.nthreads = nthreads;
+        st = ggufq_diff_files(in, out, &o, &d, &err);
+    }
+    if (st == GGUFQ_OK) {
+        if (json) {
+            out_puts("{\"event\":\"stats\",\"diff\":");
+            measure_print_diff_json(in_path, out_path, in, out, d);
+            out_puts("}\n");
+        } else {
+            out_printf("\nerror of %s against %s (--stats):\n", out_path, in_path);
+            measure_print_diff(in_path, out_path, in, out, d, false);
+        }
+    } else {
+        cli_report(st, &err, in_path);
+    }
+    ggufq_diff_free(d);
+    ggufq_close(out);
+    ggufq_close(in);
+    return st == GGUFQ_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
 int cmd_diff(int argc, char **argv)
 {
     diff_args args = { 0 };

@@ -18,6 +18,13 @@ int cmd_stats(int argc, char **argv);
  */
 void measure_print_diff(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
                         const ggufq_diff *d, bool json);
+/*
+ * `requant --stats`: OUT measured against IN as `ggufq diff` does (imatrix_path:
+ * NULL or the file for wmse), printed after a requant; json: as the event
+ * {"event":"stats","diff":{...}}. Returns an exit status (errors printed).
+ */
+int measure_print_after_requant(const char *in_path, const char *out_path, const char *imatrix_path,
+                                int nthreads, bool json);
 /* The JSON object alone (no newline after it): to embed it, e.g. in a progress event. */
 void measure_print_diff_json(const char *path_a, const char *path_b, const ggufq_file *a, const ggufq_file *b,
                              const ggufq_diff *d);

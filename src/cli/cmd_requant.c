@@ -600,55 +600,6 @@ static void print_summary(const requant_args *a, const ggufq_plan *plan, double 
                threads, threads == 1 ? "" : "s");
 }
 
-/*
- * --stats: OUT against IN, as `ggufq diff IN OUT` measures it (the imatrix
- * given gives wmse), after the summary; with --progress json an event
- * {"event":"stats","diff":{...}} before the summary. A split input is not
- * compared (a note says so). Returns an exit status.
- */
-static int print_stats(const requant_args *a, bool json)
-{
-    ggufq_file *in = NULL, *out = NULL;
-    ggufq_error err;
-    int st = ggufq_open(a->in, NULL, &in, &err);
-    if (st == GGUFQ_OK && ggufq_find_key(in, "split.count") >= 0) {
-        uint64_t n = 1;
-        ggufq_value v;
-        if (ggufq_get(in, "split.count", &v) == GGUFQ_OK && ggufq_value_uint(&v, &n) == GGUFQ_OK && n > 1) {
-            cli_error("note: --stats: %s is shard 1 of a split model: not compared (ggufq diff compares "
-                      "single files)", a->in);
-            ggufq_close(in);
-            return CLI_EXIT_OK;
-        }
-    }
-    if (st == GGUFQ_OK)
-        st = ggufq_open(a->out, NULL, &out, &err);
-    ggufq_diff *d = NULL;
-    if (st == GGUFQ_OK) {
-        ggufq_diff_options o;
-        ggufq_diff_options_init(&o);
-        o.imatrix_path = a->o.imatrix_path;
-        o.nthreads = a->o.nthreads;
-        st = ggufq_diff_files(in, out, &o, &d, &err);
-    }
-    if (st == GGUFQ_OK) {
-        if (json) {
-            out_puts("{\"event\":\"stats\",\"diff\":");
-            measure_print_diff_json(a->in, a->out, in, out, d);
-            out_puts("}\n");
-        } else {
-            out_printf("\nerror of %s against %s (--stats):\n", a->out, a->in);
-            measure_print_diff(a->in, a->out, in, out, d, false);
-        }
-    } else {
-        cli_report(st, &err, a->in);
-    }
-    ggufq_diff_free(d);
-    ggufq_close(out);
-    ggufq_close(in);
-    return st == GGUFQ_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-}
-
 int cmd_requant(int argc, char **argv)
 {
     requant_args a;
@@ -716,13 +667,13 @@ int cmd_requant(int argc, char **argv)
     totals.seconds = secs;
     if (cli_progress_is_json(&ps.display)) {   /* stdout is the JSON stream: the summary is its last line */
         if (a.stats)
-            rc = print_stats(&a, true);
+            rc = measure_print_after_requant(a.in, a.out, a.o.imatrix_path, a.o.nthreads, true);
         cli_progress_summary(&ps.display, &totals);
     } else {
         if (!a.quiet)
             print_summary(&a, plan, secs, threads);
         if (a.stats)
-            rc = print_stats(&a, false);
+            rc = measure_print_after_requant(a.in, a.out, a.o.imatrix_path, a.o.nthreads, false);
     }
     ggufq_plan_free(plan);
     return rc;
