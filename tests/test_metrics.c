@@ -3,8 +3,8 @@
  * ggufq_tensor_error and ggufq_quantization_error against an independent
  * float64 computation over ggml's own decoding (the peer's to_float), their
  * determinism (threads, chunks, ISAs), and the file-level ggufq_diff_files
- * and ggufq_stats_run: missing tensors, shapes and metadata listed, and
- * stats predicting, bit for bit, what diff reports after requant --pure.
+ * (missing tensors, shapes and metadata listed). ggufq_stats_run is in
+ * test_stats.c; the helpers both use in metrics_util.c.
  */
 #include "testutil.h"
 
@@ -14,42 +14,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "metrics_util.h"
+
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                    */
 /* ------------------------------------------------------------------------- */
-
-static bool same_double(double x, double y)
-{
-    return memcmp(&x, &y, sizeof x) == 0;
-}
-
-/* Every figure equal to the last bit (NaN patterns included). */
-static void expect_same_metrics(const ggufq_metrics *x, const ggufq_metrics *y, const char *what)
-{
-    const double xs[] = { x->rmse, x->max_abs, x->nmse, x->cosine, x->wmse, x->sum_sq_diff, x->sum_sq_ref,
-                          x->sum_sq_x, x->sum_ref_x };
-    const double ys[] = { y->rmse, y->max_abs, y->nmse, y->cosine, y->wmse, y->sum_sq_diff, y->sum_sq_ref,
-                          y->sum_sq_x, y->sum_ref_x };
-    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
-        if (!same_double(xs[i], ys[i]))
-            fail_msg("%s: figure %zu differs: %.17g vs %.17g", what, i, xs[i], ys[i]);
-    if (x->n != y->n || x->identical != y->identical || x->has_wmse != y->has_wmse)
-        fail_msg("%s: n/identical/has_wmse differ", what);
-}
-
-static void random_rows(float *x, int64_t n, uint64_t seed)
-{
-    tu_rng r = { seed };
-    for (int64_t i = 0; i < n; i++)
-        x[i] = 0.05f * tu_rand_gauss(&r) + (i % 97 == 0 ? 0.5f : 0.0f);
-}
-
-static void random_importance(float *w, int64_t n, uint64_t seed)
-{
-    tu_rng r = { seed };
-    for (int64_t i = 0; i < n; i++)
-        w[i] = 0.1f + tu_rand_uniform(&r);
-}
 
 /* The textbook computation: one float64 pass, in index order. */
 typedef struct naive { double sdd, saa, sbb, sab, max, wmse; bool identical; } naive;
@@ -93,7 +62,7 @@ static void expect_matches_naive(const ggufq_metrics *m, const naive *r, int64_t
     expect_close(m->rmse, sqrt(r->sdd / (double)n), "rmse", type);
     expect_close(m->nmse, r->sdd / r->saa, "nmse", type);
     expect_close(m->cosine, r->sab / sqrt(r->saa * r->sbb), "cosine", type);
-    if (!same_double(m->max_abs, r->max))
+    if (!mu_same_double(m->max_abs, r->max))
         fail_msg("%s max_abs: %.17g, the reference says %.17g", type, m->max_abs, r->max);
     if (m->identical != r->identical)
         fail_msg("%s identical: %d, the reference says %d", type, m->identical, r->identical);
@@ -123,8 +92,8 @@ static void test_metrics_match_peer_decoding(void **state)
     float *w = malloc((size_t)ncols * sizeof *w);
     void *enc = malloc((size_t)n * 4);
     assert_non_null(src);
-    random_rows(src, n, 11);
-    random_importance(w, ncols, 12);
+    mu_random_rows(src, n, 11);
+    mu_random_importance(w, ncols, 12);
     for (size_t i = 0; i < sizeof MEASURED / sizeof MEASURED[0]; i++) {
         const ggufq_type t = MEASURED[i];
         const char *tn = ggufq_type_name(t);
@@ -143,10 +112,10 @@ static void test_metrics_match_peer_decoding(void **state)
             assert_int_equal(typed.has_wmse, im != NULL);
             /* the same figures from the floats, and from a candidate evaluation */
             assert_int_equal(ggufq_error_metrics(src, dec, nrows, ncols, im, &floats), GGUFQ_OK);
-            expect_same_metrics(&typed, &floats, tn);
+            mu_expect_same_metrics(&typed, &floats, tn);
             uint64_t bytes = 0;
             assert_int_equal(ggufq_quantization_error(t, src, nrows, ncols, im, 2, &cand, &bytes), GGUFQ_OK);
-            expect_same_metrics(&cand, &typed, tn);
+            mu_expect_same_metrics(&cand, &typed, tn);
             assert_int_equal(bytes, ggufq_row_size(t, ncols) * (size_t)nrows);
         }
     }
@@ -167,8 +136,8 @@ static void test_metrics_deterministic(void **state)
     const size_t bytes = ggufq_row_size(GGUFQ_TYPE_Q4_K, ncols) * (size_t)nrows;
     void *enc = malloc(bytes);
     assert_non_null(enc);
-    random_rows(src, n, 21);
-    random_importance(w, ncols * 3, 22);
+    mu_random_rows(src, n, 21);
+    mu_random_importance(w, ncols * 3, 22);
     assert_int_equal(ggufq_quantize(GGUFQ_TYPE_Q4_K, src, enc, nrows, ncols, w), GGUFQ_OK);
     assert_int_equal(ggufq_dequantize(GGUFQ_TYPE_Q4_K, enc, dec, n), GGUFQ_OK);
     ggufq_metrics want, got;
@@ -177,7 +146,7 @@ static void test_metrics_deterministic(void **state)
     for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
         assert_int_equal(ggufq_tensor_error(GGUFQ_TYPE_F32, src, GGUFQ_TYPE_Q4_K, enc, nrows, ncols, w, nrows, 1,
                                             threads[i], &got), GGUFQ_OK);
-        expect_same_metrics(&got, &want, "threads");
+        mu_expect_same_metrics(&got, &want, "threads");
     }
     const ggufq_isa was = ggufq_active_isa();
     for (int isa = GGUFQ_ISA_SCALAR; isa <= GGUFQ_ISA_NEON; isa++) {
@@ -186,7 +155,7 @@ static void test_metrics_deterministic(void **state)
         assert_int_equal(ggufq_use_isa((ggufq_isa)isa), GGUFQ_OK);
         assert_int_equal(ggufq_tensor_error(GGUFQ_TYPE_F32, src, GGUFQ_TYPE_Q4_K, enc, nrows, ncols, w, nrows, 1,
                                             2, &got), GGUFQ_OK);
-        expect_same_metrics(&got, &want, ggufq_isa_name((ggufq_isa)isa));
+        mu_expect_same_metrics(&got, &want, ggufq_isa_name((ggufq_isa)isa));
     }
     assert_int_equal(ggufq_use_isa(was), GGUFQ_OK);
     /* per-expert importance: rows r use slice (r / 1500) % 3, like the row-by-row reference */
@@ -218,8 +187,8 @@ static void test_metrics_every_type_pair(void **state)
     float *src = malloc((size_t)n * sizeof *src), *w = malloc((size_t)ncols * sizeof *w);
     float *dec[GGUFQ_TYPE_COUNT] = { 0 };
     void *enc[GGUFQ_TYPE_COUNT] = { 0 };
-    random_rows(src, n, 51);
-    random_importance(w, ncols, 52);
+    mu_random_rows(src, n, 51);
+    mu_random_importance(w, ncols, 52);
     int n_types = 0;
     for (int t = 0; t < GGUFQ_TYPE_COUNT; t++) {
         if (!ggufq_type_is_valid(t) || ncols % ggufq_type_block_size((ggufq_type)t) != 0)
@@ -247,7 +216,7 @@ static void test_metrics_every_type_pair(void **state)
             assert_int_equal(ggufq_error_metrics(dec[x], dec[y], nrows, ncols, w, &floats), GGUFQ_OK);
             char what[64];
             snprintf(what, sizeof what, "%s vs %s", ggufq_type_name((ggufq_type)x), ggufq_type_name((ggufq_type)y));
-            expect_same_metrics(&typed, &floats, what);
+            mu_expect_same_metrics(&typed, &floats, what);
             if (x == y)
                 assert_true(typed.identical);
         }
@@ -301,51 +270,6 @@ static void test_metrics_edges(void **state)
 /* Files                                                                      */
 /* ------------------------------------------------------------------------- */
 
-static void add_tensor(ggufq_writer *w, const char *name, ggufq_type t, int64_t ne0, int64_t ne1)
-{
-    int64_t dims[2] = { ne0, ne1 };
-    assert_int_equal(ggufq_writer_add_tensor(w, name, t, ne1 > 0 ? 2 : 1, dims), GGUFQ_OK);
-}
-
-/* Quantize n floats as one row of `t` and write them. */
-static void write_as(ggufq_writer *w, ggufq_type t, const float *x, int64_t nrows, int64_t ncols)
-{
-    const size_t bytes = ggufq_row_size(t, ncols) * (size_t)nrows;
-    void *enc = malloc(bytes);
-    assert_non_null(enc);
-    assert_int_equal(ggufq_quantize(t, x, enc, nrows, ncols, NULL), GGUFQ_OK);
-    assert_int_equal(ggufq_writer_write(w, enc, bytes), GGUFQ_OK);
-    free(enc);
-}
-
-/* A legacy .dat imatrix: one entry per name, ne0 values each. */
-static void write_imatrix(const char *path, const char *const *names, const int64_t *ne0, int n, float **vals)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    int32_t count = n;
-    fwrite(&count, 4, 1, f);
-    for (int i = 0; i < n; i++) {
-        int32_t len = (int32_t)strlen(names[i]), ncall = 1, nval = (int32_t)ne0[i];
-        fwrite(&len, 4, 1, f);
-        fwrite(names[i], 1, (size_t)len, f);
-        fwrite(&ncall, 4, 1, f);
-        fwrite(&nval, 4, 1, f);
-        vals[i] = malloc((size_t)nval * sizeof(float));
-        random_importance(vals[i], nval, 100 + (uint64_t)i);
-        fwrite(vals[i], 4, (size_t)nval, f);
-    }
-    fclose(f);
-}
-
-static const ggufq_diff_tensor *find_diff(const ggufq_diff *d, const char *name)
-{
-    for (int64_t i = 0; i < ggufq_diff_tensor_count(d); i++)
-        if (strcmp(ggufq_diff_tensor_at(d, i)->name, name) == 0)
-            return ggufq_diff_tensor_at(d, i);
-    return NULL;
-}
-
 static void test_diff_files_lists_and_measures(void **state)
 {
     (void)state;
@@ -355,40 +279,40 @@ static void test_diff_files_lists_and_measures(void **state)
     snprintf(pb, sizeof pb, "%s/b.gguf", dir);
     snprintf(pim, sizeof pim, "%s/im.dat", dir);
     float wsrc[256 * 8], same[32 * 4], small[32 * 2];
-    random_rows(wsrc, 256 * 8, 31);
-    random_rows(same, 32 * 4, 32);
-    random_rows(small, 64, 33);
+    mu_random_rows(wsrc, 256 * 8, 31);
+    mu_random_rows(same, 32 * 4, 32);
+    mu_random_rows(small, 64, 33);
     ggufq_writer *w = NULL;
     assert_int_equal(ggufq_writer_create(pa, NULL, &w, NULL), GGUFQ_OK);
     ggufq_writer_set_string(w, "general.architecture", "llama", 5);
     ggufq_writer_set_uint(w, "k.changed", GGUFQ_VT_UINT32, 1);
     ggufq_writer_set_string(w, "k.removed", "x", 1);
-    add_tensor(w, "w", GGUFQ_TYPE_F32, 256, 8);
-    add_tensor(w, "same", GGUFQ_TYPE_F16, 32, 4);
-    add_tensor(w, "only_a", GGUFQ_TYPE_F32, 16, 0);
-    add_tensor(w, "shape", GGUFQ_TYPE_F32, 32, 2);
-    write_as(w, GGUFQ_TYPE_F32, wsrc, 8, 256);
-    write_as(w, GGUFQ_TYPE_F16, same, 4, 32);
-    write_as(w, GGUFQ_TYPE_F32, small, 1, 16);
-    write_as(w, GGUFQ_TYPE_F32, small, 2, 32);
+    mu_add_tensor(w, "w", GGUFQ_TYPE_F32, 256, 8);
+    mu_add_tensor(w, "same", GGUFQ_TYPE_F16, 32, 4);
+    mu_add_tensor(w, "only_a", GGUFQ_TYPE_F32, 16, 0);
+    mu_add_tensor(w, "shape", GGUFQ_TYPE_F32, 32, 2);
+    mu_write_as(w, GGUFQ_TYPE_F32, wsrc, 8, 256);
+    mu_write_as(w, GGUFQ_TYPE_F16, same, 4, 32);
+    mu_write_as(w, GGUFQ_TYPE_F32, small, 1, 16);
+    mu_write_as(w, GGUFQ_TYPE_F32, small, 2, 32);
     assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
     assert_int_equal(ggufq_writer_create(pb, NULL, &w, NULL), GGUFQ_OK);
     ggufq_writer_set_string(w, "general.architecture", "llama", 5);
     ggufq_writer_set_uint(w, "k.changed", GGUFQ_VT_UINT32, 2);
     ggufq_writer_set_bool(w, "k.added", true);
-    add_tensor(w, "only_b", GGUFQ_TYPE_F32, 8, 0);
-    add_tensor(w, "shape", GGUFQ_TYPE_F32, 64, 0);
-    add_tensor(w, "same", GGUFQ_TYPE_F16, 32, 4);
-    add_tensor(w, "w", GGUFQ_TYPE_Q4_K, 256, 8);
-    write_as(w, GGUFQ_TYPE_F32, small, 1, 8);
-    write_as(w, GGUFQ_TYPE_F32, small, 1, 64);
-    write_as(w, GGUFQ_TYPE_F16, same, 4, 32);
-    write_as(w, GGUFQ_TYPE_Q4_K, wsrc, 8, 256);
+    mu_add_tensor(w, "only_b", GGUFQ_TYPE_F32, 8, 0);
+    mu_add_tensor(w, "shape", GGUFQ_TYPE_F32, 64, 0);
+    mu_add_tensor(w, "same", GGUFQ_TYPE_F16, 32, 4);
+    mu_add_tensor(w, "w", GGUFQ_TYPE_Q4_K, 256, 8);
+    mu_write_as(w, GGUFQ_TYPE_F32, small, 1, 8);
+    mu_write_as(w, GGUFQ_TYPE_F32, small, 1, 64);
+    mu_write_as(w, GGUFQ_TYPE_F16, same, 4, 32);
+    mu_write_as(w, GGUFQ_TYPE_Q4_K, wsrc, 8, 256);
     assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
     const char *names[] = { "w" };
     const int64_t ne0[] = { 256 };
     float *vals[1];
-    write_imatrix(pim, names, ne0, 1, vals);
+    mu_write_imatrix(pim, names, ne0, 1, vals);
 
     ggufq_file *a = NULL, *b = NULL;
     assert_int_equal(ggufq_open(pa, NULL, &a, NULL), GGUFQ_OK);
@@ -408,7 +332,7 @@ static void test_diff_files_lists_and_measures(void **state)
         assert_string_equal(ggufq_diff_tensor_at(d, i)->name, want[i].name);
         assert_int_equal(ggufq_diff_tensor_at(d, i)->kind, want[i].kind);
     }
-    const ggufq_diff_tensor *tw = find_diff(d, "w"), *ts = find_diff(d, "same");
+    const ggufq_diff_tensor *tw = mu_find_diff(d, "w"), *ts = mu_find_diff(d, "same");
     assert_int_equal(tw->type_a, GGUFQ_TYPE_F32);
     assert_int_equal(tw->type_b, GGUFQ_TYPE_Q4_K);
     assert_false(tw->m.identical);
@@ -418,7 +342,7 @@ static void test_diff_files_lists_and_measures(void **state)
     ggufq_metrics m;
     assert_int_equal(ggufq_tensor_error(GGUFQ_TYPE_F32, wsrc, GGUFQ_TYPE_Q4_K, ib.data, 8, 256, vals[0], 8, 1, 1, &m),
                      GGUFQ_OK);
-    expect_same_metrics(&tw->m, &m, "diff w");
+    mu_expect_same_metrics(&tw->m, &m, "diff w");
     assert_true(ts->m.identical);
     assert_false(ts->m.has_wmse);   /* no imatrix entry */
     assert_true(ts->m.nmse == 0 && ts->m.max_abs == 0);
@@ -555,246 +479,6 @@ static void test_diff_fixture_matches_peer(void **state)
     expect_diff_matches_peer(peer, fixture, bf);
 }
 
-/* ------------------------------------------------------------------------- */
-/* stats predicts diff after requant --pure                                   */
-/* ------------------------------------------------------------------------- */
-
-#define N_EMBD 256
-#define N_FF   512
-#define N_VOCAB 256
-
-static const struct { const char *name; int64_t ne0, ne1; } MODEL[] = {
-    { "token_embd.weight", N_EMBD, N_VOCAB },
-    { "blk.0.attn_norm.weight", N_EMBD, 0 },
-    { "blk.0.attn_q.weight", N_EMBD, N_EMBD },
-    { "blk.0.attn_k.weight", N_EMBD, N_EMBD / 2 },
-    { "blk.0.attn_v.weight", N_EMBD, N_EMBD / 2 },
-    { "blk.0.attn_output.weight", N_EMBD, N_EMBD },
-    { "blk.0.ffn_norm.weight", N_EMBD, 0 },
-    { "blk.0.ffn_gate.weight", N_EMBD, N_FF },
-    { "blk.0.ffn_up.weight", N_EMBD, N_FF },
-    { "blk.0.ffn_down.weight", N_FF, N_EMBD },
-    { "output_norm.weight", N_EMBD, 0 },
-    { "output.weight", N_EMBD, N_VOCAB },
-};
-#define N_MODEL ((int)(sizeof MODEL / sizeof MODEL[0]))
-
-static void make_model(const char *path)
-{
-    ggufq_writer *w = NULL;
-    assert_int_equal(ggufq_writer_create(path, NULL, &w, NULL), GGUFQ_OK);
-    ggufq_writer_set_string(w, "general.architecture", "llama", 5);
-    ggufq_writer_set_uint(w, "llama.context_length", GGUFQ_VT_UINT32, 256);
-    ggufq_writer_set_uint(w, "llama.embedding_length", GGUFQ_VT_UINT32, N_EMBD);
-    ggufq_writer_set_uint(w, "llama.block_count", GGUFQ_VT_UINT32, 1);
-    ggufq_writer_set_uint(w, "llama.feed_forward_length", GGUFQ_VT_UINT32, N_FF);
-    ggufq_writer_set_uint(w, "llama.attention.head_count", GGUFQ_VT_UINT32, 4);
-    ggufq_writer_set_uint(w, "llama.attention.head_count_kv", GGUFQ_VT_UINT32, 2);
-    ggufq_writer_set_uint(w, "general.file_type", GGUFQ_VT_UINT32, 1);
-    for (int i = 0; i < N_MODEL; i++)
-        add_tensor(w, MODEL[i].name, MODEL[i].ne1 ? GGUFQ_TYPE_F16 : GGUFQ_TYPE_F32, MODEL[i].ne0, MODEL[i].ne1);
-    for (int i = 0; i < N_MODEL; i++) {
-        const int64_t rows = MODEL[i].ne1 ? MODEL[i].ne1 : 1, n = rows * MODEL[i].ne0;
-        float *x = malloc((size_t)n * sizeof *x);
-        random_rows(x, n, 40 + (uint64_t)i);
-        if (!MODEL[i].ne1)
-            for (int64_t j = 0; j < n; j++)
-                x[j] += 1.0f;
-        write_as(w, MODEL[i].ne1 ? GGUFQ_TYPE_F16 : GGUFQ_TYPE_F32, x, rows, MODEL[i].ne0);
-        free(x);
-    }
-    assert_int_equal(ggufq_writer_finish(w, NULL), GGUFQ_OK);
-}
-
-/* For each candidate: requant --pure to it, diff, and every figure equal to stats'. */
-static void expect_stats_equal_diff(const char *dir, const char *in, const ggufq_stats *st,
-                                    const ggufq_type *types, size_t n_types, const char *imatrix)
-{
-    for (size_t k = 0; k < n_types; k++) {
-        char out[600];
-        snprintf(out, sizeof out, "%s/out-%s.gguf", dir, ggufq_type_name(types[k]));
-        ggufq_requant_options ro;
-        ggufq_requant_options_init(&ro);
-        ro.target = ggufq_type_name(types[k]);
-        ro.pure = true;
-        ro.imatrix_path = imatrix;
-        ggufq_error err;
-        if (ggufq_requant(in, out, &ro, NULL, NULL, &err) != GGUFQ_OK)
-            fail_msg("requant to %s: %s", ro.target, err.message);
-        ggufq_file *a = NULL, *b = NULL;
-        assert_int_equal(ggufq_open(in, NULL, &a, NULL), GGUFQ_OK);
-        assert_int_equal(ggufq_open(out, NULL, &b, NULL), GGUFQ_OK);
-        ggufq_diff_options o;
-        ggufq_diff_options_init(&o);
-        o.imatrix_path = imatrix;
-        ggufq_diff *d = NULL;
-        assert_int_equal(ggufq_diff_files(a, b, &o, &d, &err), GGUFQ_OK);
-        int64_t converted = 0;
-        for (int64_t i = 0; i < ggufq_diff_tensor_count(d); i++)
-            converted += ggufq_diff_tensor_at(d, i)->type_a != ggufq_diff_tensor_at(d, i)->type_b;
-        int64_t seen = 0;
-        for (int64_t i = 0; i < ggufq_stats_count(st); i++) {
-            const ggufq_stats_tensor *t = ggufq_stats_at(st, i);
-            const ggufq_stats_candidate *c = &t->candidates[k];
-            const ggufq_diff_tensor *dt = find_diff(d, t->name);
-            assert_non_null(dt);
-            assert_int_equal(dt->kind, GGUFQ_DIFF_COMPARED);
-            assert_int_equal(c->type, types[k]);
-            assert_int_equal(c->used, dt->type_b);
-            assert_int_equal(c->fallback, dt->type_b != types[k]);
-            ggufq_tensor_info ti;
-            assert_int_equal(ggufq_tensor_at(b, dt->index_b, &ti), GGUFQ_OK);
-            assert_int_equal(c->bytes, ti.size);
-            char what[160];
-            snprintf(what, sizeof what, "%s as %s", t->name, ggufq_type_name(types[k]));
-            expect_same_metrics(&c->m, &dt->m, what);
-            seen += dt->type_a != dt->type_b;
-        }
-        assert_int_equal(seen, converted);   /* stats lists every tensor requant converted */
-        ggufq_diff_free(d);
-        ggufq_close(a);
-        ggufq_close(b);
-    }
-}
-
-static void test_stats_predicts_diff(void **state)
-{
-    (void)state;
-    const char *dir = tu_tmpdir("test_stats_predicts_diff");
-    char in[512], im[512];
-    snprintf(in, sizeof in, "%s/model.gguf", dir);
-    snprintf(im, sizeof im, "%s/im.dat", dir);
-    make_model(in);
-    const char *names[N_MODEL];
-    int64_t ne0[N_MODEL];
-    float *vals[N_MODEL];
-    int n_im = 0;
-    for (int i = 0; i < N_MODEL; i++)
-        if (MODEL[i].ne1 && strcmp(MODEL[i].name, "token_embd.weight") != 0) {
-            names[n_im] = MODEL[i].name;
-            ne0[n_im++] = MODEL[i].ne0;
-        }
-    write_imatrix(im, names, ne0, n_im, vals);
-    const ggufq_type types[] = { GGUFQ_TYPE_Q4_K, GGUFQ_TYPE_Q8_0, GGUFQ_TYPE_IQ4_XS, GGUFQ_TYPE_Q5_0 };
-    for (int with_im = 0; with_im < 2; with_im++) {
-        ggufq_stats_options o;
-        ggufq_stats_options_init(&o);
-        o.types = types;
-        o.n_types = 4;
-        o.imatrix_path = with_im ? im : NULL;
-        o.nthreads = 2;
-        ggufq_stats *st = NULL;
-        ggufq_error err;
-        if (ggufq_stats_run(in, &o, &st, &err) != GGUFQ_OK)
-            fail_msg("stats: %s", err.message);
-        assert_int_equal(ggufq_stats_count(st), 9);   /* every 2-D tensor; norms are kept */
-        assert_int_equal(ggufq_stats_at(st, 1)->candidates[0].m.has_wmse, with_im);
-        expect_stats_equal_diff(dir, in, st, types, 4, o.imatrix_path);
-        ggufq_stats_free(st);
-    }
-    for (int i = 0; i < n_im; i++)
-        free(vals[i]);
-}
-
-/* The fixture's rows of 8 and 32: requant's fallbacks, said so, and still diff's numbers. */
-static void test_stats_fallbacks_on_fixture(void **state)
-{
-    (void)state;
-    const char *dir = tu_tmpdir("test_stats_fallbacks");
-    const char *in = tu_path("data/llama-2-tiny-random.gguf");
-    const ggufq_type types[] = { GGUFQ_TYPE_Q4_K, GGUFQ_TYPE_Q4_0, GGUFQ_TYPE_Q8_0 };
-    ggufq_stats_options o;
-    ggufq_stats_options_init(&o);
-    o.types = types;
-    o.n_types = 3;
-    ggufq_stats *st = NULL;
-    assert_int_equal(ggufq_stats_run(in, &o, &st, NULL), GGUFQ_OK);
-    bool any_fallback = false;
-    for (int64_t i = 0; i < ggufq_stats_count(st); i++)
-        any_fallback |= ggufq_stats_at(st, i)->candidates[0].fallback;
-    assert_true(any_fallback);
-    expect_stats_equal_diff(dir, in, st, types, 3, NULL);
-    ggufq_stats_free(st);
-    /* refusals: no type, an unknown one */
-    o.n_types = 0;
-    assert_int_equal(ggufq_stats_run(in, &o, &st, NULL), GGUFQ_E_INVALID_ARG);
-    const ggufq_type bad[] = { (ggufq_type)4 };
-    o.types = bad;
-    o.n_types = 1;
-    assert_int_not_equal(ggufq_stats_run(in, &o, &st, NULL), GGUFQ_OK);
-}
-
-static void test_stats_cache(void **state)
-{
-    (void)state;
-    const char *dir = tu_tmpdir("test_stats_cache");
-    char in[512], cache[512];
-    snprintf(in, sizeof in, "%s/model.gguf", dir);
-    snprintf(cache, sizeof cache, "%s/stats.cache", dir);
-    make_model(in);
-    const ggufq_type types[] = { GGUFQ_TYPE_Q4_K, GGUFQ_TYPE_Q8_0 };
-    ggufq_stats_options o;
-    ggufq_stats_options_init(&o);
-    o.types = types;
-    o.n_types = 2;
-    ggufq_stats *fresh = NULL, *cold = NULL, *warm = NULL;
-    assert_int_equal(ggufq_stats_run(in, &o, &fresh, NULL), GGUFQ_OK);
-    o.cache_path = cache;
-    assert_int_equal(ggufq_stats_run(in, &o, &cold, NULL), GGUFQ_OK);
-    assert_int_equal(ggufq_stats_cache_hits(cold), 0);
-    struct stat sb;
-    assert_int_equal(stat(cache, &sb), 0);
-    assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
-    assert_int_equal(ggufq_stats_cache_hits(warm), 2 * ggufq_stats_count(fresh));
-    assert_int_equal(ggufq_stats_count(warm), ggufq_stats_count(fresh));
-    for (int64_t i = 0; i < ggufq_stats_count(fresh); i++)
-        for (int k = 0; k < 2; k++) {
-            expect_same_metrics(&ggufq_stats_at(warm, i)->candidates[k].m,
-                                &ggufq_stats_at(fresh, i)->candidates[k].m, "cached");
-            assert_int_equal(ggufq_stats_at(warm, i)->candidates[k].bytes,
-                             ggufq_stats_at(fresh, i)->candidates[k].bytes);
-        }
-    ggufq_stats_free(cold);
-    ggufq_stats_free(warm);
-    /* a file that is not a cache: refused and kept (it may be the model itself) */
-    FILE *f = fopen(cache, "wb");
-    fputs("not a cache\n", f);
-    fclose(f);
-    ggufq_error foreign;
-    assert_int_equal(ggufq_stats_run(in, &o, &warm, &foreign), GGUFQ_E_FORMAT);
-    assert_non_null(strstr(foreign.message, "not a ggufq stats cache: refusing to replace it"));
-    assert_int_equal(stat(cache, &sb), 0);
-    assert_int_equal(sb.st_size, 12);
-    /* a cache of another version: ignored, then rewritten */
-    f = fopen(cache, "wb");
-    fputs("ggufq stats cache 0 0.0.1\n", f);
-    fclose(f);
-    assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
-    assert_int_equal(ggufq_stats_cache_hits(warm), 0);
-    ggufq_stats_free(warm);
-    assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
-    assert_int_equal(ggufq_stats_cache_hits(warm), 2 * ggufq_stats_count(fresh));
-    ggufq_stats_free(warm);
-    /* the imatrix is part of the key: with one, nothing cached without one is used */
-    char im[512];
-    snprintf(im, sizeof im, "%s/im.dat", dir);
-    const char *names[] = { "blk.0.attn_q.weight" };
-    const int64_t ne0[] = { N_EMBD };
-    float *vals[1];
-    write_imatrix(im, names, ne0, 1, vals);
-    o.imatrix_path = im;
-    assert_int_equal(ggufq_stats_run(in, &o, &warm, NULL), GGUFQ_OK);
-    assert_int_equal(ggufq_stats_cache_hits(warm), 2 * (ggufq_stats_count(fresh) - 1));
-    ggufq_stats_free(warm);
-    free(vals[0]);
-    /* a cache path that is no regular file is refused */
-    o.cache_path = dir;
-    ggufq_error err;
-    assert_int_equal(ggufq_stats_run(in, &o, &warm, &err), GGUFQ_E_IO);
-    assert_non_null(strstr(err.message, "the stats cache must be a regular file"));
-    ggufq_stats_free(fresh);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -805,9 +489,6 @@ int main(void)
         cmocka_unit_test(test_diff_files_lists_and_measures),
         cmocka_unit_test(test_diff_fixture_with_itself),
         cmocka_unit_test(test_diff_fixture_matches_peer),
-        cmocka_unit_test(test_stats_predicts_diff),
-        cmocka_unit_test(test_stats_fallbacks_on_fixture),
-        cmocka_unit_test(test_stats_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
