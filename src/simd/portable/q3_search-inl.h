@@ -1,0 +1,268 @@
+/*
+ * q3_search-inl.h — Q3_K's make_q3_quants (do_rmse) with one SIMD lane per
+ * sub-block: part of kquants_quant-inl.h's text, included by it alone (its
+ * names are defined there with the ISA's name, GQ_ISA_NAME). Scalar twin:
+ * make_q3_quants in src/quants/kquants.c.
+ */
+#ifndef GGUFQ_Q3_SEARCH_INL_H
+#define GGUFQ_Q3_SEARCH_INL_H
+
+/* ------------------------------------- make_q3_quants (do_rmse) */
+
+/* Q3_K's search (n = 16) runs on Q3_SUBBLOCKS sub-blocks (8 super-blocks)
+ * at once, in Q3_GROUPS lane groups: its coordinate descent is one long
+ * dependency chain per lane (each step needs the previous step's sums), so
+ * groups run in batches, op by op (q3_refine_pass); and after the first
+ * pass, which settles most lanes, the lanes still moving are packed into
+ * full groups (q3_search_run). */
+#define Q3_N         16
+#define Q3_SUBBLOCKS 128
+#define Q3_GROUPS    (Q3_SUBBLOCKS / LANES)
+
+typedef struct {
+    vf x[Q3_N];
+    vf w[Q3_N], wx[Q3_N];  /* x*x and (x*x)*x: the same products in every step */
+    vf L[Q3_N];      /* levels (small integers, exact as floats): level + nmax on
+                      * return, or 0 in an all-zero sub-block */
+    vf sumlx, suml2; /* sumlx is NaN in all-zero lanes, which makes every step
+                      * skip them as the scalar skips the whole search */
+    vm is_zero;
+} q3_lanes;
+
+static void q3_first_guess(q3_lanes *g, int nmax)
+{
+    const vf zero = vf_set(0.0f);
+    vf amax, sum_x = zero;
+    const vf max = lanes_signed_absmax(g->x, Q3_N, &amax);
+    g->is_zero = vf_lt(amax, vf_set(GQ_GROUP_MAX_EPS));
+    const vf iscale = vf_div(vf_set((float)-nmax), max);
+    /* A finite sum of x means every x is finite: then qx_level_f is exact
+     * (see qx_search_lanes); all-zero lanes' levels are discarded anyway. */
+    for (int i = 0; i < Q3_N; i++)
+        sum_x = vf_add(sum_x, g->x[i]);
+    const bool fast = !vm_any(vf_ne(vf_sub(sum_x, sum_x), zero));
+    vf sumlx = zero, suml2 = zero;
+    for (int i = 0; i < Q3_N; i++) {
+        const vf l = fast ? qx_level_f(iscale, g->x[i], nmax)
+                          : vf_cvt(qx_level(iscale, g->x[i], nmax));
+        g->L[i] = l;
+        g->w[i] = vf_mul(g->x[i], g->x[i]);
+        g->wx[i] = vf_mul(g->w[i], g->x[i]);
+        sumlx = vf_add(sumlx, vf_mul(g->wx[i], l));
+        suml2 = vf_add(suml2, vf_mul(vf_mul(g->w[i], l), l));
+    }
+    g->sumlx = vf_sel(g->is_zero, vf_set(NAN), sumlx);
+    g->suml2 = suml2;
+}
+
+/* Groups whose coordinate descents run side by side, instruction by
+ * instruction: each step is one long dependency chain (a division, a
+ * rounding, products, a compare and selects, ~55 cycles), so the chains of
+ * Q3_BATCH groups written op by op give the out-of-order core independent
+ * work within its scheduler window; the batch's sums stay in registers
+ * across the 16 steps. */
+#define Q3_PASSES 5   /* make_q3_quants' cap on passes */
+#define Q3_BATCH  4
+
+/* One pass of the coordinate descent (steps i = 0..15, in order) on the nb
+ * groups *gp[0..nb); or's the lanes that moved into changed[]. slx > 0 is
+ * false in all-zero lanes (sumlx NaN), so nothing moves there. nb is a
+ * constant in each inlined copy, so the loops over t unroll. */
+static inline __attribute__((always_inline)) void
+q3_refine_pass(q3_lanes *const *gp, int nb, int nmax, vm *changed)
+{
+    const vf zero = vf_set(0.0f);
+    vf sumlx[Q3_BATCH], suml2[Q3_BATCH];
+    vm moved[Q3_BATCH];
+    for (int t = 0; t < nb; t++) {
+        sumlx[t] = gp[t]->sumlx;
+        suml2[t] = gp[t]->suml2;
+        moved[t] = changed[t];
+    }
+    for (int i = 0; i < Q3_N; i++) {
+        vf l[Q3_BATCH], slx[Q3_BATCH], sl2[Q3_BATCH], nl[Q3_BATCH];
+        vm ok[Q3_BATCH];
+        for (int t = 0; t < nb; t++) {
+            l[t] = gp[t]->L[i];
+            slx[t] = vf_sub(sumlx[t], vf_mul(gp[t]->wx[i], l[t]));
+        }
+        for (int t = 0; t < nb; t++)
+            sl2[t] = vf_sub(suml2[t], vf_mul(vf_mul(gp[t]->w[i], l[t]), l[t]));
+        for (int t = 0; t < nb; t++)
+            nl[t] = vf_cvt(sym_level(vf_div(vf_mul(gp[t]->x[i], sl2[t]), slx[t]), nmax));
+        for (int t = 0; t < nb; t++) {
+            ok[t] = vm_and(vf_gt(slx[t], zero), vf_ne(nl[t], l[t]));
+            slx[t] = vf_add(slx[t], vf_mul(gp[t]->wx[i], nl[t]));
+        }
+        for (int t = 0; t < nb; t++)
+            sl2[t] = vf_add(sl2[t], vf_mul(vf_mul(gp[t]->w[i], nl[t]), nl[t]));
+        for (int t = 0; t < nb; t++) {
+            const vm acc = vm_and(vm_and(ok[t], vf_gt(sl2[t], zero)),
+                                  vf_gt(vf_mul(vf_mul(slx[t], slx[t]), suml2[t]),
+                                        vf_mul(vf_mul(sumlx[t], sumlx[t]), sl2[t])));
+            gp[t]->L[i] = vf_sel(acc, nl[t], l[t]);
+            sumlx[t] = vf_sel(acc, slx[t], sumlx[t]);
+            suml2[t] = vf_sel(acc, sl2[t], suml2[t]);
+            moved[t] = vm_or(moved[t], acc);
+        }
+    }
+    for (int t = 0; t < nb; t++) {
+        gp[t]->sumlx = sumlx[t];
+        gp[t]->suml2 = suml2[t];
+        changed[t] = moved[t];
+    }
+}
+
+/* Passes first..last-1 on groups g[0..ng): a group stops after a pass that
+ * moved none of its lanes. moved[k] (if given): the lanes of group k that
+ * moved in the last pass it ran.
+ *
+ * A lane that changed nothing in a pass would change nothing in any later
+ * pass either (same state), so running a lane for more passes than the
+ * scalar would (up to the same cap) gives the scalar's result; so does
+ * stopping a group none of whose lanes changed. Groups are independent:
+ * their passes may run in any order. */
+static void q3_run_passes(q3_lanes *g, int ng, int nmax, int first, int last, vm *moved)
+{
+    int active[Q3_GROUPS], na = ng;
+    for (int k = 0; k < ng; k++)
+        active[k] = k;
+    for (int itry = first; itry < last && na > 0; itry++) {
+        int still = 0;
+        for (int b = 0; b < na; b += Q3_BATCH) {
+            const int nb = na - b < Q3_BATCH ? na - b : Q3_BATCH;
+            q3_lanes *gp[Q3_BATCH];
+            vm changed[Q3_BATCH];
+            for (int t = 0; t < nb; t++) {
+                gp[t] = &g[active[b + t]];
+                changed[t] = vm_none();
+            }
+            switch (nb) {   /* constant batch sizes: unrolled copies */
+            case 1: q3_refine_pass(gp, 1, nmax, changed); break;
+#if Q3_BATCH >= 2
+            case 2: q3_refine_pass(gp, 2, nmax, changed); break;
+#endif
+#if Q3_BATCH >= 3
+            case 3: q3_refine_pass(gp, 3, nmax, changed); break;
+#endif
+#if Q3_BATCH >= 4
+            case 4: q3_refine_pass(gp, 4, nmax, changed); break;
+#endif
+#if Q3_BATCH > 4
+            default: q3_refine_pass(gp, nb, nmax, changed); break;
+#endif
+            }
+            for (int t = 0; t < nb; t++) {
+                if (moved)
+                    moved[active[b + t]] = changed[t];
+                if (vm_any(changed[t]))
+                    active[still++] = active[b + t];   /* still <= b + t: in place is safe */
+            }
+        }
+        na = still;
+    }
+}
+
+static inline float lane_get(const vf *v, int j)
+{
+    float f;
+    memcpy(&f, (const char *)v + sizeof(float) * (size_t)j, sizeof f);
+    return f;
+}
+
+/* make_q3_quants' results of groups g[0..ng) once their passes are done:
+ * levels + nmax (0 in all-zero lanes) in g[k].L, scales to scale[k]. */
+static void q3_finish_groups(q3_lanes *g, int ng, int nmax, vf *scale)
+{
+    const vf zero = vf_set(0.0f);
+    for (int k = 0; k < ng; k++) {
+        for (int i = 0; i < Q3_N; i++)
+            g[k].L[i] = vf_sel(g[k].is_zero, zero, vf_add(g[k].L[i], vf_set((float)nmax)));
+        scale[k] = vf_sel(vm_andnot(vf_gt(g[k].suml2, zero), g[k].is_zero),
+                          vf_div(g[k].sumlx, g[k].suml2), zero);
+    }
+}
+
+static inline void lane_set(vf *v, int j, float f)
+{
+    memcpy((char *)v + sizeof(float) * (size_t)j, &f, sizeof f);
+}
+
+/* Work groups wg[0..) for the sub-blocks sub[0..n) (n > 0) of groups g[],
+ * which moved in pass 1: x gathered again, levels and sums copied lane by
+ * lane, the last group padded with copies of sub[n-1]'s lane (a copy runs
+ * the same steps: same results). Returns how many groups. */
+static int q3_pack_moved(const float *x, const q3_lanes *g, int *sub, int n, q3_lanes *wg)
+{
+    const int nw = (n + LANES - 1) / LANES;
+    for (int m = n; m < nw * LANES; m++)
+        sub[m] = sub[n - 1];
+    for (int k = 0; k < nw; k++) {
+        gather_rows(x, Q3_N, sub + k * LANES, wg[k].x);
+        for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
+            wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
+            wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
+        }
+        wg[k].is_zero = vm_none();   /* all-zero lanes never move */
+    }
+    for (int m = 0; m < nw * LANES; m++) {
+        const int s = sub[m], gk = s / LANES, gj = s % LANES, k = m / LANES, j = m % LANES;
+        for (int i = 0; i < Q3_N; i++)
+            lane_set(&wg[k].L[i], j, lane_get(&g[gk].L[i], gj));
+        lane_set(&wg[k].sumlx, j, lane_get(&g[gk].sumlx, gj));
+        lane_set(&wg[k].suml2, j, lane_get(&g[gk].suml2, gj));
+    }
+    return nw;
+}
+
+/* Levels of a Q3_K search in lane form: sub-block s, weight i at
+ * lv[s / LANES][i][s % LANES] (only zero-scale sub-blocks ever read them). */
+typedef struct {
+    float lv[Q3_GROUPS][Q3_N][LANES];
+} q3_levels;
+
+/* make_q3_quants(16, nmax, x, L, true) on S <= Q3_SUBBLOCKS consecutive
+ * sub-blocks; scales to scales[], levels to *L. */
+static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_levels *L)
+{
+    q3_lanes g[Q3_GROUPS], wg[Q3_GROUPS];
+    vf sc[Q3_GROUPS];
+    vm moved[Q3_GROUPS];
+    const int ng = (S + LANES - 1) / LANES;
+    for (int k = 0; k < ng; k++) {
+        const int s0 = k * LANES, count = S - s0 < LANES ? S - s0 : LANES;
+        gather_lanes(x + s0 * Q3_N, Q3_N, count, g[k].x);
+        q3_first_guess(&g[k], nmax);
+    }
+    /* Most lanes settle in the first pass (nothing moves in it): after it,
+     * the sub-blocks that moved are packed into full vectors for the later
+     * passes, rather than dragging every group along for as long as any of
+     * its lanes still moves. */
+    q3_run_passes(g, ng, nmax, 0, 1, moved);
+    int sub[Q3_SUBBLOCKS + LANES], n = 0;
+    for (int k = 0; k < ng; k++)
+        for (unsigned bits = vm_bits(moved[k]); bits; bits &= bits - 1) {
+            const int s = k * LANES + __builtin_ctz(bits);
+            if (s < S)   /* lanes past S repeat sub-block S-1 */
+                sub[n++] = s;
+        }
+    const int nw = n ? q3_pack_moved(x, g, sub, n, wg) : 0;
+    q3_finish_groups(g, ng, nmax, sc);
+    for (int k = 0; k < ng; k++) {
+        vf_storeu(scales + k * LANES, sc[k]);
+        for (int i = 0; i < Q3_N; i++)
+            vf_storeu(L->lv[k][i], g[k].L[i]);
+    }
+    if (!nw)
+        return;
+    q3_run_passes(wg, nw, nmax, 1, Q3_PASSES, NULL);
+    q3_finish_groups(wg, nw, nmax, sc);
+    for (int m = 0; m < n; m++) {
+        const int s = sub[m], k = m / LANES, j = m % LANES;
+        scales[s] = lane_get(&sc[k], j);
+        for (int i = 0; i < Q3_N; i++)
+            L->lv[s / LANES][i][s % LANES] = lane_get(&wg[k].L[i], j);
+    }
+}
+
+#endif
