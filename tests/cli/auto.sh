@@ -8,24 +8,10 @@
 # Run by ctest as: sh auto.sh <path-to-ggufq> <tests-dir> <ggufq-testhooks>
 set -u
 GGUFQ=$1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-auto.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin auto
 command -v python3 >/dev/null 2>&1 || { echo "skip: python3 not found"; exit 0; }
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
-out_has() { grep -q -F -e "$1" "$TMP/out" || fail "$2: stdout lacks '$1' (got: $(cat "$TMP/out"))"; }
-err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
 size() { wc -c <"$1" | tr -d ' '; }
 
 # A 2-block llama of width 256 (f32, outlier columns, per-tensor scales) and an imatrix for it.

@@ -4,23 +4,11 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-basics.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin basics
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 # run ARGS...: run ggufq; sets $rc, stdout in $TMP/out, stderr in $TMP/err
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 # expect STATUS DESCRIPTION: check the last run's exit status
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
 out_has() { grep -q -e "$1" "$TMP/out" || fail "$2: stdout lacks '$1'"; }
 err_has() { grep -q -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1'"; }
 out_empty() { [ ! -s "$TMP/out" ] || fail "$1: unexpected stdout"; }

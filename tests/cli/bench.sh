@@ -6,25 +6,11 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-bench.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin bench
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 # run_isa ISA ARGS...: run with GGUFQ_ISA=ISA in the environment
 run_isa() { isa=$1; shift; GGUFQ_ISA=$isa "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
-out_line() { grep -q -E -e "$1" "$TMP/out" || fail "$2: no line matching '$1'"; }
-err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
 # err_empty DESC: nothing on stderr (but qemu-user's own warnings when run under an emulator)
 err_empty() {
     ! grep -v -q -E '^qemu-[a-z0-9_]+: warning: ' "$TMP/err" || fail "$1: unexpected stderr: $(cat "$TMP/err")"

@@ -5,14 +5,11 @@
 # Run by ctest as: sh cpu.sh <path-to-ggufq> <tests-dir>
 set -u
 GGUFQ=$1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-cpu.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin cpu
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+# run any command (env GGUFQ_ISA=... "$GGUFQ" ...), not only ggufq
 run() { "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-has_line() { grep -q -x -F -e "$1" "$TMP/out" && echo "ok: $1" || fail "no line '$1'"; }
 
 run env GGUFQ_ISA=scalar "$GGUFQ" cpu --kernels
 [ "$rc" -eq 0 ] || fail "cpu --kernels: exit $rc"

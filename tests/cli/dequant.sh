@@ -6,22 +6,8 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-dequant.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
-
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
-err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
+. "$(dirname "$0")/lib.sh"
+cli_begin dequant
 
 # has_tensor FILE NAME: the file has a tensor of that name
 has_tensor() { "$GGUFQ" info --json "$1" | grep -q -F "{\"name\":\"$2\","; }

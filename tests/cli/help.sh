@@ -8,13 +8,8 @@ set -u
 GGUFQ=$1
 TESTS=$2
 SRC=$TESTS/../src/cli
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-help.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
-
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+. "$(dirname "$0")/lib.sh"
+cli_begin help
 
 # The source files of each command's parser(s).
 sources() {

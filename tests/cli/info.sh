@@ -7,24 +7,10 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-info.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin info
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
 # out_line REGEX DESC: stdout has a line matching the extended regex
-out_line() { grep -q -E -e "$1" "$TMP/out" || fail "$2: no line matching '$1'"; }
-err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
 err_empty() { [ ! -s "$TMP/err" ] || fail "$1: unexpected stderr: $(cat "$TMP/err")"; }
 
 FIXTURE=$TESTS/data/llama-2-tiny-random.gguf

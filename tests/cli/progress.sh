@@ -8,22 +8,10 @@ set -u
 GGUFQ=$1
 TESTS=$2
 HOOKS=${3:-}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-progress.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin progress
 FIXTURE=$TESTS/data/llama-2-tiny-random.gguf
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
 err_empty() { [ ! -s "$TMP/err" ] || fail "$1: unexpected stderr: $(cat "$TMP/err")"; }
 # has_ctl FILE: true if FILE holds a carriage return or an escape (terminal control)
 has_ctl() { [ "$(tr -d '\r\033' <"$1" | wc -c)" -ne "$(wc -c <"$1")" ]; }

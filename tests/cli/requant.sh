@@ -6,24 +6,11 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-requant.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin requant
 FIXTURE=$TESTS/data/llama-2-tiny-random.gguf
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
 out_has() { grep -q -F -e "$1" "$TMP/out" || fail "$2: stdout lacks '$1'"; }
-err_has() { grep -q -F -e "$1" "$TMP/err" || fail "$2: stderr lacks '$1' (got: $(cat "$TMP/err"))"; }
 nfiles() { ls -A "$1" | wc -l | tr -d ' '; }
 # has_ctl FILE: true if FILE holds a carriage return or an escape (terminal control)
 has_ctl() { [ "$(tr -d '\r\033' <"$1" | wc -c)" -ne "$(wc -c <"$1")" ]; }

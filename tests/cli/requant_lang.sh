@@ -8,23 +8,10 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-requant-lang.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin requant-lang
 FIXTURE=$TESTS/data/llama-2-tiny-random.gguf
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
-out_has() { grep -q -F -e "$1" "$TMP/out" || fail "$2: stdout lacks '$1' (got: $(cat "$TMP/out"))"; }
 err_is() {
     [ "$(cat "$TMP/err")" = "$1" ] || fail "$2: stderr is '$(cat "$TMP/err")', expected '$1'"
 }

@@ -7,13 +7,9 @@ set -u
 GGUFQ=$1
 DATA=$2/data
 FIXTURE=$DATA/llama-2-tiny-random.gguf
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-rqstats.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin rqstats
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 expect() {
     [ "$rc" -eq "$1" ] && return 0
     fail "$2: exit $rc, expected $1 (stderr: $(cat "$TMP/err"))"

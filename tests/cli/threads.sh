@@ -9,15 +9,11 @@
 set -u
 GGUFQ=$1
 TESTS=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-threads.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
+. "$(dirname "$0")/lib.sh"
+cli_begin threads
 FIXTURE=$TESTS/data/llama-2-tiny-random.gguf
 W=$TMP/work
 
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 # run_env ENV-ARGS -- ARGS: the program under env(1) (VAR=value, -u VAR)
 run_env() {
     envargs=""
@@ -27,15 +23,6 @@ run_env() {
     env $envargs "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"
     rc=$?
 }
-expect() {
-    if [ "$rc" -ne "$1" ]; then
-        fail "$2: exit $rc, expected $1"
-        sed 's/^/    stderr: /' "$TMP/err"
-        return 1
-    fi
-    echo "ok: $2"
-}
-out_has() { grep -q -F -e "$1" "$TMP/out" || fail "$2: stdout lacks '$1' (got: $(cat "$TMP/out"))"; }
 
 # The input: the fixture as F32, so requant converts its two 32000-row tensors
 # (to F16: rows of 8 fit no block type) in chunks that are split over threads.

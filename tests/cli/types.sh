@@ -4,14 +4,8 @@
 # Run by ctest as: sh types.sh <path-to-ggufq> <tests-dir>
 set -u
 GGUFQ=$1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ggufq-cli-types.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM HUP
-FAILS=0
-
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-run() { "$GGUFQ" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
-has_line() { grep -q -x -F -e "$1" "$TMP/out" && echo "ok: $1" || fail "no line '$1'"; }
+. "$(dirname "$0")/lib.sh"
+cli_begin types
 
 run types
 [ "$rc" -eq 0 ] || fail "types: exit $rc"
