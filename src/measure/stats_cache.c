@@ -43,10 +43,9 @@ static void make_header(char h[HEADER_CAP])
 
 /*
  * What is at path may be replaced by a cache: nothing, an empty file, or a
- * regular file that starts as a stats cache does. fp: that file open for
- * reading, or NULL to open it here.
+ * regular file that starts as a stats cache does.
  */
-static int check_replaceable(const char *path, FILE *fp, ggufq_error *err)
+static int check_replaceable(const char *path, ggufq_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
@@ -56,16 +55,12 @@ static int check_replaceable(const char *path, FILE *fp, ggufq_error *err)
         return gq_rq_fail(err, GGUFQ_E_IO, "%s: the stats cache must be a regular file", path);
     if (st.st_size == 0)
         return GGUFQ_OK;
-    FILE *own = fp ? NULL : fopen(path, "rb");
-    FILE *in = fp ? fp : own;
+    FILE *in = fopen(path, "rb");
     if (!in)
         return gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot open the stats cache: %s", path, strerror(errno));
     char start[sizeof CACHE_MAGIC] = { 0 };
     size_t got = fread(start, 1, sizeof CACHE_MAGIC - 1, in);
-    if (own)
-        fclose(own);
-    else
-        rewind(in);
+    fclose(in);
     if (got != sizeof CACHE_MAGIC - 1 || memcmp(start, CACHE_MAGIC, sizeof CACHE_MAGIC - 1) != 0)
         return gq_rq_fail(err, GGUFQ_E_FORMAT,
                           "%s: not a ggufq stats cache: refusing to replace it (name a new file)", path);
@@ -145,7 +140,8 @@ int gq_stats_cache_open(const char *path, gq_stats_cache **out, ggufq_error *err
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
     }
     *out = c;
-    int rc = check_replaceable(path, NULL, err);
+    /* Before opening it: a FIFO must not be opened at all (fopen would wait for a writer). */
+    int rc = check_replaceable(path, err);
     if (rc != GGUFQ_OK)
         return rc;
     FILE *fp = fopen(path, "rb");
@@ -153,10 +149,6 @@ int gq_stats_cache_open(const char *path, gq_stats_cache **out, ggufq_error *err
         return errno == ENOENT ? GGUFQ_OK
                                : gq_rq_fail(err, GGUFQ_E_IO, "%s: cannot open the stats cache: %s", path,
                                             strerror(errno));
-    if ((rc = check_replaceable(path, fp, err)) != GGUFQ_OK) {   /* the file opened may be another */
-        fclose(fp);
-        return rc;
-    }
     char line[HEADER_CAP] = { 0 }, h[HEADER_CAP];
     make_header(h);
     if (fread(line, 1, strlen(h), fp) == strlen(h) && memcmp(line, h, strlen(h)) == 0) {
@@ -278,7 +270,7 @@ static int write_all(gq_stats_cache *c, ggufq_error *err)
         close(fd);
     }
     int rc = GGUFQ_OK;
-    if (ok && (rc = check_replaceable(c->path, NULL, err)) != GGUFQ_OK) {   /* changed since the start */
+    if (ok && (rc = check_replaceable(c->path, err)) != GGUFQ_OK) {   /* changed since the start */
         unlink(tmp);
         free(tmp);
         return rc;
