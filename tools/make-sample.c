@@ -15,7 +15,11 @@
  * times larger than the rest (outlier channels), norms near 1. They are
  * made with integer arithmetic only, so every machine writes the same bytes.
  *
- * Usage: make-sample TEMPLATE.gguf OUT.gguf
+ * Usage: make-sample [--embd N] [--ff N] [--layers N] TEMPLATE.gguf OUT.gguf
+ *
+ * The options make larger models of the same kind for measurements
+ * (`--embd 2048 --ff 5632 --layers 22`: 1.26 G weights, 2.5 GB); heads are
+ * 64 wide. Without them the bytes are those of the sample.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -25,10 +29,8 @@
 
 #include "ggufq.h"
 
-#define N_EMBD   256
-#define N_FF     768
-#define N_LAYERS 2
-#define N_HEAD   4
+/* The model's shape: the sample's unless options change it. */
+static int64_t N_EMBD = 256, N_FF = 768, N_LAYERS = 2, N_HEAD = 4;
 
 /* splitmix64: a fixed sequence; every draw goes through it. */
 static uint64_t rng_state = 0x5eed5a3b1e000001ull;
@@ -71,13 +73,13 @@ static int copy_metadata(const ggufq_file *tmpl, ggufq_writer *w)
         if (st != GGUFQ_OK)
             return st;
     }
-    static const struct { const char *key; uint64_t value; } shape[] = {
-        { "llama.embedding_length",       N_EMBD },
-        { "llama.block_count",            N_LAYERS },
-        { "llama.feed_forward_length",    N_FF },
-        { "llama.rope.dimension_count",   N_EMBD / N_HEAD },
-        { "llama.attention.head_count",   N_HEAD },
-        { "llama.attention.head_count_kv", N_HEAD },
+    const struct { const char *key; uint64_t value; } shape[] = {
+        { "llama.embedding_length",       (uint64_t)N_EMBD },
+        { "llama.block_count",            (uint64_t)N_LAYERS },
+        { "llama.feed_forward_length",    (uint64_t)N_FF },
+        { "llama.rope.dimension_count",   (uint64_t)(N_EMBD / N_HEAD) },
+        { "llama.attention.head_count",   (uint64_t)N_HEAD },
+        { "llama.attention.head_count_kv", (uint64_t)N_HEAD },
         { "general.file_type",            1 },   /* mostly F16 */
     };
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
@@ -95,7 +97,7 @@ typedef struct sample_tensor {
 
 static size_t list_tensors(sample_tensor *t, int64_t n_vocab)
 {
-    static const struct { const char *name; int64_t cols, rows; } block[] = {
+    const struct { const char *name; int64_t cols, rows; } block[] = {
         { "attn_norm.weight",   N_EMBD, 1 },
         { "attn_q.weight",      N_EMBD, N_EMBD },
         { "attn_k.weight",      N_EMBD, N_EMBD },
@@ -123,26 +125,55 @@ static size_t list_tensors(sample_tensor *t, int64_t n_vocab)
 static int write_tensor(ggufq_writer *w, const sample_tensor *t, float *row, uint16_t *row_f16)
 {
     bool norm = t->rows == 1;
-    float outlier[N_FF];
+    float *outlier = malloc((size_t)t->cols * sizeof *outlier);
+    if (!outlier)
+        return GGUFQ_E_NOMEM;
     for (int64_t c = 0; c < t->cols; c++)            /* about 1 column in 64 is 6x larger */
         outlier[c] = (rng_next() % 64 == 0) ? 6.0f : 1.0f;
+    int st = GGUFQ_OK;
     for (int64_t r = 0; r < t->rows; r++) {
         for (int64_t c = 0; c < t->cols; c++)
             row[c] = norm ? 1.0f + 0.1f * rng_normal() : 0.02f * outlier[c] * rng_normal();
-        int st = norm ? ggufq_writer_write(w, row, (size_t)t->cols * sizeof(float))
+        st = norm ? ggufq_writer_write(w, row, (size_t)t->cols * sizeof(float))
                       : ggufq_quantize(GGUFQ_TYPE_F16, row, row_f16, 1, t->cols, NULL);
         if (st == GGUFQ_OK && !norm)
             st = ggufq_writer_write(w, row_f16, (size_t)t->cols * sizeof(uint16_t));
         if (st != GGUFQ_OK)
-            return st;
+            break;
     }
-    return GGUFQ_OK;
+    free(outlier);
+    return st;
+}
+
+/* "--embd N" and the like; false on anything else. */
+static bool parse_shape(int *argc, char ***argv)
+{
+    while (*argc > 3 && strncmp((*argv)[1], "--", 2) == 0) {
+        const char *opt = (*argv)[1], *val = (*argv)[2];
+        char *end = NULL;
+        long long v = strtoll(val, &end, 10);
+        if (!*val || *end || v < 1 || v > (1 << 20) || (v % 64 != 0 && strcmp(opt, "--layers") != 0))
+            return false;
+        if (strcmp(opt, "--embd") == 0)
+            N_EMBD = v, N_HEAD = v / 64;
+        else if (strcmp(opt, "--ff") == 0)
+            N_FF = v;
+        else if (strcmp(opt, "--layers") == 0 && v <= 1000)
+            N_LAYERS = v;
+        else
+            return false;
+        (*argv)[2] = (*argv)[0];
+        *argv += 2;
+        *argc -= 2;
+    }
+    return *argc == 3;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: make-sample TEMPLATE.gguf OUT.gguf\n");
+    if (!parse_shape(&argc, &argv)) {
+        fprintf(stderr, "usage: make-sample [--embd N] [--ff N] [--layers N] TEMPLATE.gguf OUT.gguf\n"
+                        "(widths: multiples of 64)\n");
         return 2;
     }
     ggufq_error err = { 0 };
@@ -165,7 +196,13 @@ int main(int argc, char **argv)
         ggufq_close(tmpl);
         return fail(argv[2], st, &err);
     }
-    sample_tensor tensors[3 + 9 * N_LAYERS];
+    sample_tensor *tensors = malloc((size_t)(3 + 9 * N_LAYERS) * sizeof *tensors);
+    float *row = malloc((size_t)(N_FF > N_EMBD ? N_FF : N_EMBD) * sizeof *row);
+    uint16_t *row_f16 = malloc((size_t)(N_FF > N_EMBD ? N_FF : N_EMBD) * sizeof *row_f16);
+    if (!tensors || !row || !row_f16) {
+        fprintf(stderr, "make-sample: out of memory\n");
+        return 1;
+    }
     size_t n = list_tensors(tensors, n_vocab);
     st = copy_metadata(tmpl, w);
     for (size_t i = 0; i < n && st == GGUFQ_OK; i++) {
@@ -174,8 +211,6 @@ int main(int argc, char **argv)
                                      tensors[i].rows == 1 ? GGUFQ_TYPE_F32 : GGUFQ_TYPE_F16,
                                      tensors[i].rows == 1 ? 1 : 2, dims);
     }
-    float row[N_FF];
-    uint16_t row_f16[N_FF];
     for (size_t i = 0; i < n && st == GGUFQ_OK; i++)
         st = write_tensor(w, &tensors[i], row, row_f16);
     int rc = 0;
@@ -186,5 +221,8 @@ int main(int argc, char **argv)
         rc = fail(argv[2], st, &err);
     }
     ggufq_close(tmpl);   /* after finish: the writer checks OUT is not the template up to the rename */
+    free(tensors);
+    free(row);
+    free(row_f16);
     return rc;
 }
