@@ -786,14 +786,18 @@ GGUFQ_API void ggufq_stats_free(ggufq_stats *s);
  * (a multiple-choice knapsack: convex-hull greedy, leftover fill, bounded
  * branch and bound; the plan carries a lower bound no choice can beat).
  *
- * The error of a tensor at a type is its output error proxy: with an
- * imatrix (per-column mean squared activation im_j), the sum over rows and
- * columns of im_j * (w - q)^2 (the expected squared error of the tensor's
- * matrix product, and the importance term llama.cpp's quantizers weight
- * their row searches with); without one, or for a tensor the imatrix has no
- * entry for (token_embd: its rows are added to the residual as they are),
- * the plain sum of (w - q)^2. Per-expert importance (one slice per expert)
- * uses the mean of the slices' sums (exact when they are equal).
+ * The error of a tensor at a type: without an imatrix, the plain sum of
+ * (w - q)^2. With one (per-column mean squared activation im_j), the expected
+ * squared error the tensor adds to its output per token, in the imatrix's
+ * units: for a tensor with an entry, the sum over rows and columns of
+ * im_j * (w - q)^2 (the importance term llama.cpp's quantizers weight their
+ * row searches with); for a lookup table without one (a name ending in
+ * "embd.weight": token_embd, whose input is a one-hot token, so im would be
+ * the tokens' frequencies, taken as equal), the sum of (w - q)^2 over the
+ * number of rows; for another tensor without one (output.weight when the
+ * imatrix lacks it), the sum of (w - q)^2 times the mean im_j of the entries
+ * of the same width (else of all entries). Per-expert importance (one slice
+ * per expert) uses the mean of the slices' sums (exact when they are equal).
  *
  * Fixed points (not chosen, their bytes taken off the budget): tensors
  * requant never converts (1D tensors, norms, ...: kept), and tensors a

@@ -317,6 +317,7 @@ static void test_imatrix_prediction(void **state)
     ggufq_requant_options_init(&io);
     assert_int_equal(gq_imatrix_load(im, &io, &imx, NULL), GGUFQ_OK);
     double measured = 0;
+    int no_entry = 0;
     for (int64_t i = 0; i < ggufq_diff_tensor_count(d); i++) {
         const ggufq_diff_tensor *x = ggufq_diff_tensor_at(d, i);
         const ggufq_auto_entry *e = NULL;
@@ -330,11 +331,29 @@ static void test_imatrix_prediction(void **state)
         double s = 0;
         for (int64_t j = 0; m && j < m->n; j++)
             s += m->values[j];
-        const double er = m ? x->m.wmse * (double)(x->n / m->n) * s : x->m.sum_sq_diff;
+        double er = m ? x->m.wmse * (double)(x->n / m->n) * s : x->m.sum_sq_diff;
+        if (!m) {   /* no entry: token_embd per looked-up row, output with its width's mean importance */
+            ggufq_tensor_info ti;
+            assert_int_equal(ggufq_tensor_at(a, x->index_a, &ti), GGUFQ_OK);
+            const int64_t ne0 = ti.dims[0];
+            if (strcmp(x->name, "token_embd.weight") == 0) {
+                er /= (double)(x->n / ne0);
+            } else {
+                double sw = 0;
+                int64_t nw = 0;
+                for (size_t k = 0; k < imx.n; k++)
+                    for (int64_t j = 0; imx.e[k].n == ne0 && j < ne0; j++, nw++)
+                        sw += imx.e[k].values[j];
+                assert_true(nw > 0);
+                er *= sw / (double)nw;
+            }
+            no_entry++;
+        }
         assert_true(fabs(er - e->error) <= 1e-12 * e->error);
         measured += er;
     }
     assert_true(fabs(measured - t.error) <= 1e-9 * t.error);
+    assert_int_equal(no_entry, 2);   /* token_embd and output were scored by the stand-in rules */
     gq_imatrix_free(&imx);
     ggufq_diff_free(d);
     ggufq_close(a);

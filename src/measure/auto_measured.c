@@ -4,6 +4,7 @@
  * minimises). Used by auto_plan.c (the choice) and auto_run.c (the recipe
  * comparison); it calls neither.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "measure/auto_plan.h"
@@ -49,14 +50,49 @@ const ggufq_stats_tensor *gq_auto_measured(const ggufq_auto_plan *p, const char 
     return NULL;
 }
 
+/* A row lookup rather than a matrix product: token_embd and its kin
+ * (position_embd, per_layer_token_embd). */
+static bool is_lookup_table(const char *name)
+{
+    const size_t n = strlen(name), k = strlen("embd.weight");
+    return n >= k && strcmp(name + n - k, "embd.weight") == 0;
+}
+
 /*
- * The objective for one measured candidate: sum_rows sum_j im_j (w - q)^2 with
- * an imatrix entry (wmse is the mean over rows of that sum over sum_j im_j),
- * else sum (w - q)^2.
+ * The importance a matrix without an imatrix entry is scored with: the mean
+ * of im_j over every entry of the same width (the matrices that read the same
+ * activations, as far as the imatrix tells), else over all entries.
+ */
+static double stand_in_importance(const gq_imatrix *im, int64_t ne0)
+{
+    double sum = 0, sum_all = 0;
+    int64_t n = 0, n_all = 0;
+    for (size_t i = 0; i < im->n; i++) {
+        double s = 0;
+        for (int64_t j = 0; j < im->e[i].n; j++)
+            s += (double)im->e[i].values[j];
+        sum_all += s;
+        n_all += im->e[i].n;
+        if (im->e[i].n == ne0) {
+            sum += s;
+            n += ne0;
+        }
+    }
+    return n > 0 ? sum / (double)n : n_all > 0 ? sum_all / (double)n_all : 1.0;
+}
+
+/*
+ * The objective for one measured candidate (ggufq.h): without an imatrix,
+ * sum (w - q)^2. With one, the expected squared error the tensor adds to its
+ * output per token: for an entry, sum_rows sum_j im_j (w - q)^2 (wmse is the
+ * mean over rows of that sum over sum_j im_j); for a lookup table, whose input
+ * is a one-hot token (im_j would be the token's frequency, which the imatrix
+ * does not record: taken as equal), sum (w - q)^2 / rows; for another matrix
+ * without an entry, sum (w - q)^2 times stand_in_importance.
  */
 double gq_auto_error(const ggufq_auto_plan *p, const ggufq_stats_tensor *t, const ggufq_stats_candidate *c)
 {
-    if (!c->m.has_wmse || !p->has_im)
+    if (!p->has_im)
         return c->m.sum_sq_diff;
     ggufq_tensor_info ti;
     memset(&ti, 0, sizeof ti);
@@ -65,12 +101,15 @@ double gq_auto_error(const ggufq_auto_plan *p, const ggufq_stats_tensor *t, cons
     ti.n_dims = t->n_dims;
     ti.n_elements = t->n;
     const gq_err_importance w = gq_measure_importance(&p->im, &ti);
-    if (!w.w)
-        return c->m.sum_sq_diff;
+    const double rows = (double)(t->n / t->dims[0]);
+    if (!w.w || !c->m.has_wmse) {
+        if (is_lookup_table(t->name))
+            return c->m.sum_sq_diff / rows;
+        return c->m.sum_sq_diff * stand_in_importance(&p->im, t->dims[0]);
+    }
     double s = 0;
     for (int64_t j = 0; j < t->dims[0] * w.n_slices; j++)
         s += (double)w.w[j];
-    const double rows = (double)(t->n / t->dims[0]);
     return c->m.wmse * rows * (s / (double)w.n_slices);
 }
 

@@ -58,29 +58,41 @@ with open(im_path, "wb") as f:
         v = [rng.lognormvariate(0, 1) * (40 if rng.random() < 0.03 else 1) for _ in range(ne0)]
         f.write(struct.pack("<i", len(n)) + n.encode() + struct.pack("<ii", 1, ne0) + struct.pack("<%df" % ne0, *v))
 PY
-# Total (weighted) squared error of B against A from `ggufq diff --json [--imatrix IM]`, as the plan's objective.
+# Total (weighted) squared error of B against A from `ggufq diff --json [--imatrix IM]`, as the plan's
+# objective (ggufq.h): with an imatrix, tensors without an entry are token_embd (the squared error over
+# its rows) or scored with the mean importance of the entries of their width.
 cat >"$TMP/err.py" <<'PY'
 import json, struct, sys
 d = json.load(open(sys.argv[1]))
+ne0 = {t["name"]: t["shape"][0] for t in json.load(open(sys.argv[2]))["tensors"]}
 S, C = {}, {}
-if len(sys.argv) > 2:
-    b = open(sys.argv[2], "rb").read(); o = 4
+if len(sys.argv) > 3:
+    b = open(sys.argv[3], "rb").read(); o = 4
     for _ in range(struct.unpack_from("<i", b)[0]):
         l, = struct.unpack_from("<i", b, o); o += 4; name = b[o:o + l].decode(); o += l
         _, n = struct.unpack_from("<ii", b, o); o += 8
         S[name] = sum(struct.unpack_from("<%df" % n, b, o)); C[name] = n; o += 4 * n
+def stand_in(w):
+    same = [k for k in S if C[k] == w] or list(S)
+    return sum(S[k] for k in same) / sum(C[k] for k in same)
 tot = 0.0
 for t in d["tensors"]:
-    if t.get("wmse") is not None and t["name"] in S:
+    sq = t["rmse"] ** 2 * t["n"]
+    if not S:
+        tot += sq
+    elif t.get("wmse") is not None and t["name"] in S:
         tot += t["wmse"] * S[t["name"]] * (t["n"] // C[t["name"]])
+    elif t["name"].endswith("embd.weight"):
+        tot += sq / (t["n"] // ne0[t["name"]])
     else:
-        tot += t["rmse"] ** 2 * t["n"]
+        tot += sq * stand_in(ne0[t["name"]])
 print(tot)
 PY
 # 8 * tensor bytes / weights of a file
 bpw() { "$GGUFQ" info "$1" --json | python3 -c "import json,sys,math; t=json.load(sys.stdin)['tensors']
 print(8 * sum(x['size'] for x in t) / sum(math.prod(x['shape']) for x in t))"; }
-total_err() { "$GGUFQ" diff "$M" "$1" --json ${2:-} >"$TMP/d.json" && python3 "$TMP/err.py" "$TMP/d.json" ${3:-}; }
+total_err() { "$GGUFQ" diff "$M" "$1" --json ${2:-} >"$TMP/d.json" && "$GGUFQ" info "$M" --json >"$TMP/i.json" &&
+    python3 "$TMP/err.py" "$TMP/d.json" "$TMP/i.json" ${3:-}; }
 
 python3 "$TMP/gen.py" "$TMP/m.gguf" "$TMP/im.dat" || { echo "FAIL: generating the model"; exit 1; }
 M=$TMP/m.gguf
