@@ -489,7 +489,8 @@ typedef struct ggufq_requant_options {
     size_t       n_kv_overrides;
     bool         leave_output_tensor;  /* keep output.weight's type */
     bool         pure;                 /* no per-tensor recipe rules (implied by a bare type) */
-    bool         keep_split;           /* write the same shards as the input */
+    bool         keep_split;           /* write the same shards as the input: out_path less ".gguf"
+                                          and "-0000i-of-0000N.gguf", even for N = 1 (llama.cpp's names) */
     bool         dry_run;              /* plan only, write nothing */
     bool         allow_requantize;     /* convert tensors that are already quantized (decoded, then
                                           quantized again: quality is lost). true after

@@ -427,6 +427,8 @@ static void test_prune_keep_split(void **state)
     snprintf(theirs, sizeof theirs, "%s/llama-one", dir);
     assert_int_equal(rq_peer.quantize(shard1, theirs, &p), 0);
     snprintf(theirs, sizeof theirs, "%s/llama-one-00001-of-00001.gguf", dir);
+    /* one shard is still named as a shard, as llama.cpp names it */
+    snprintf(ours, sizeof ours, "%s/one-00001-of-00001.gguf", dir);
     expect_same_file(ours, theirs);
     assert_int_equal(tu_count_files(dir), 1 + 2 + 2 + 2 + 1 + 1);   /* model, shards, ours, theirs x 2 */
 }

@@ -193,7 +193,8 @@ int ggufq_requant_plan(const char *in_path, const ggufq_requant_options *caller_
 /* ------------------------------------------------------------------------- */
 
 /*
- * Output file paths: OUT, or with keep_split and N > 1 shards <prefix>-0000i-of-0000N.gguf.
+ * Output file paths: OUT, or with keep_split <prefix>-0000i-of-0000N.gguf for the N shards,
+ * even when N is 1 (llama.cpp names a single kept shard OUT-00001-of-00001.gguf too).
  * N counts up to the last shard that still has a tensor (as llama.cpp: pruning can empty
  * the last shards).
  */
@@ -209,7 +210,7 @@ static int output_paths(const ggufq_plan *plan, const ggufq_requant_options *opt
         return gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
     *paths = p;
     *n_paths = n;
-    if (n == 1) {
+    if (!opts->keep_split) {
         p[0] = strdup(out_path);
         return p[0] ? GGUFQ_OK : gq_rq_fail(err, GGUFQ_E_NOMEM, "out of memory");
     }
