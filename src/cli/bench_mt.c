@@ -200,7 +200,7 @@ int bench_mt(const bench_opts *o)
     run.res = calloc((size_t)o->n_types, sizeof *run.res);
     /* 64-byte aligned, as frameworks align tensors: with malloc's 16-byte
      * alignment every 64-byte vector store of the kernels spans two cache lines */
-    memset_case m = { aligned_alloc(64, MEMSET_BYTES), 1, 0 };
+    memset_case m = { aligned_alloc(64, MEMSET_BYTES), 1, 0, 0 };
     if (!run.res || !m.buf) {
         free(run.res);
         free(m.buf);
