@@ -263,6 +263,8 @@ const cli_command cmd_bench_command = {
       "With --mt: ggufq_dequantize_mt of 64 Mi weights (256 MiB of f32 output,\n"
       "far out of the cache) with one thread and with all threads, each next to\n"
       "memset's bandwidth over the same buffer (their passes alternate). With\n"
+      "--out f16 or bf16, ggufq_dequantize_to into 128 MiB of that output too,\n"
+      "next to memset of 128 MiB (one table per output). With\n"
       "--fresh every pass writes into a newly allocated, never-touched buffer,\n"
       "as a caller that allocates its output array does, and memset is timed\n"
       "on a fresh buffer too: both then pay for the page faults. --seconds is\n"
