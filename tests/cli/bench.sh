@@ -210,16 +210,23 @@ expect 0 "bench --requant"
 out_line '^q4_0 ' "bench --requant: q4_0 row"
 out_line '^Q4_K_M ' "bench --requant: Q4_K_M row"
 out_line '^IQ4_XS ' "bench --requant: IQ4_XS row"
+# the floor: reading the input from the page cache, and each target's time over it
+out_line '^target +llama.cpp s +ggufq s +speed-up +ggufq/read +llama.cpp MB +ggufq MB ' "bench --requant: heading"
+out_line '^read +- +[0-9]+\.[0-9]{3} +- +1\.00x +- +-$' "bench --requant: read row"
+out_line '^q4_0 +([0-9]+\.[0-9]{3}|-) +[0-9]+\.[0-9]{3} +([0-9]+\.[0-9]{2}x|-) +[0-9]+\.[0-9]{2}x ' \
+    "bench --requant: q4_0 row with ggufq/read"
+out_line '^read = reading the whole input from the page cache' "bench --requant: read legend"
 if grep -q '^llama.cpp: .*libllama.*(llama_model_quantize)$' "$TMP/out"; then
     [ "$(grep -c ' yes / yes$' "$TMP/out")" -eq 3 ] || fail "bench --requant: outputs differ from llama.cpp's"
 else
     echo "note: libllama not found: no comparison with llama.cpp checked"
 fi
-run bench --requant --model "$FIXTURE" --target q4_0 --runs 2 --threads 2 --no-peer --json
+run bench --requant --model "$FIXTURE" --target q4_0,Q8_0 --runs 2 --threads 2 --no-peer --json
 expect 0 "bench --requant --json --no-peer"
 json_ok "$TMP/out" "bench --requant --json" \
     "doc['threads'] == 2 and doc['runs'] == 2 and doc['llama'] is None and doc['synthetic_weights'] == 0 and \
-     [r['target'] for r in doc['requant']] == ['q4_0'] and doc['requant'][0]['ggufq_seconds'] > 0 and \
+     [r['target'] for r in doc['requant']] == ['q4_0', 'Q8_0'] and doc['requant'][0]['ggufq_seconds'] > 0 and \
+     doc['read_seconds'] > 0 and all(r['ggufq_vs_read'] > 0 for r in doc['requant']) and \
      doc['requant'][0]['ggufq_max_rss_kb'] > 0 and doc['requant'][0]['same_file'] is None and \
      doc['provenance']['isa'] == '$SELECTED'"
 run bench --requant --help
