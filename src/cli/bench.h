@@ -92,6 +92,15 @@ void bench_peer_dir(const char *given, char *buf, size_t size);
 bool bench_peer_open(peer *p, const bench_opts *o);
 void bench_peer_resolve(const peer *p, ggufq_type type, peer_kernels *k);
 
+/* ---- the bound (bench_bound.c) ------------------------------------------ */
+
+/* Seconds per BENCH_WEIGHTS outputs of the synthetic kernel with `type`'s
+ * input bytes per weight, writing `out`; 0 where there is none (more than 2
+ * input bytes per weight, or no memory). */
+double      bench_bound_time(ggufq_type type, bench_out out, double budget);
+/* The ISA of the synthetic kernels: the widest this CPU runs. */
+const char *bench_bound_isa(void);
+
 /* ---- timing, inputs, memset, progress (bench_util.c) --------------------- */
 
 typedef void (*bench_fn)(void *ctx);
@@ -127,15 +136,6 @@ typedef struct memset_case {
 void bench_call_memset(void *ctx);
 /* The library's thread count for "all cores" (OMP_NUM_THREADS honoured), within the slice table. */
 int  bench_max_threads(void);
-
-/* ---- the bound (bench_bound.c) ------------------------------------------ */
-
-/* Seconds per BENCH_WEIGHTS outputs of the synthetic kernel with `type`'s
- * input bytes per weight, writing `out`; 0 where there is none (more than 2
- * input bytes per weight, or no memory). */
-double      bench_bound_time(ggufq_type type, bench_out out, double budget);
-/* The ISA of the synthetic kernels: the widest this CPU runs. */
-const char *bench_bound_isa(void);
 
 /* A status line on a terminal's stderr while measuring (type < 0: none). */
 void bench_progress(const bench_opts *o, const char *what, int type);

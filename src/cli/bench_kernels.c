@@ -237,7 +237,7 @@ static void bench_memset(const bench_opts *o, memset_rates *r)
 /* Output                                                                    */
 /* ------------------------------------------------------------------------- */
 
-/* t_ref / t as a percentage (speeds: t is the slower's time when below 100); 0 if either is missing. */
+/* The speed of time t as a percentage of the speed of time t_ref (same work); 0 if either is missing. */
 static double percent_of(double t_ref, double t) { return t > 0 && t_ref > 0 ? 100.0 * t_ref / t : 0; }
 
 static void print_cell(double t, bench_out out)
