@@ -106,6 +106,22 @@ static bool outs_has(const bench_opts *o, bench_out out)
     return false;
 }
 
+/*
+ * The type's bound for each output, measured between the ISAs' kernels (and
+ * before and after them) with a third of --seconds each time, its best kept:
+ * alternating with the kernels, it sees the same load from the rest of the
+ * machine as they do.
+ */
+static void bench_bound_refresh(const bench_opts *o, ggufq_type type, type_result *r)
+{
+    bench_progress(o, "bound", (int)type);
+    for (int k = 0; k < o->n_outs; k++) {
+        const double t = bench_bound_time(type, o->outs[k], o->seconds / 3);
+        if (t > 0 && (r->bound[o->outs[k]] <= 0 || t < r->bound[o->outs[k]]))
+            r->bound[o->outs[k]] = t;
+    }
+}
+
 /* Measure everything for one type into r; false if ggufq cannot run this type. */
 static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type_result *r)
 {
@@ -120,12 +136,9 @@ static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type
         bench_case_free(&c);
         return false;
     }
-    /* the bound before and after the kernels, its best kept: the same machine load as theirs */
-    bench_progress(o, "bound", (int)type);
-    for (int k = 0; k < o->n_outs; k++)
-        r->bound[o->outs[k]] = bench_bound_time(type, o->outs[k], o->seconds / 2);
-    bench_progress(o, "dequantize", (int)type);
     for (int i = 0; i < o->n_isas; i++) {
+        bench_bound_refresh(o, type, r);
+        bench_progress(o, "dequantize", (int)type);
         ggufq_use_isa(o->isas[i]);
         /* f32 always: the half outputs are compared with it */
         if (ggufq_dequantize(type, c.blocks, c.out, BENCH_WEIGHTS) == GGUFQ_OK)
@@ -139,12 +152,7 @@ static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type
     }
     if (c.peer.dequant)
         r->ggml[OP_DEQUANT] = bench_time_best(call_peer_dequant, &c, o->seconds);
-    bench_progress(o, "bound", (int)type);
-    for (int k = 0; k < o->n_outs; k++) {
-        const double t = bench_bound_time(type, o->outs[k], o->seconds / 2);
-        if (t > 0 && t < r->bound[o->outs[k]])
-            r->bound[o->outs[k]] = t;
-    }
+    bench_bound_refresh(o, type, r);
     if (o->quantize) {
         bench_progress(o, "quantize", (int)type);
         for (int i = 0; i < o->n_isas; i++) {

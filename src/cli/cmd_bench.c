@@ -238,7 +238,7 @@ const cli_command cmd_bench_command = {
       "  --out O,...    Outputs of dequantization to time: f32, f16, bf16\n"
       "                 (default: f32); one table each\n"
       "  --seconds S    Time spent on each measurement, split over its rounds\n"
-      "                 (default 0.1: about 15 s for every type and ISA)\n"
+      "                 (default 0.1: about 20 s for every type and ISA)\n"
       "  --quantize     Time quantization too (IQ types take a while)\n"
       "  --peer DIR     Directory of ggml's libggml-base.so (default:\n"
       "                 $GGUFQ_PEER_DIR, else peer/package/bins/linux-x64 next\n"
