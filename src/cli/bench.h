@@ -3,6 +3,7 @@
  *
  *   cmd_bench.c      options, the command, its help
  *   bench_kernels.c  the kernels in the cache, per type and ISA, next to ggml's
+ *   bench_bound.c    the bound: a kernel with a type's byte shape and no decoding
  *   bench_mt.c       --mt: ggufq_dequantize_mt out of the cache, next to memset
  *   bench_requant.c  --requant: ggufq_requant against llama_model_quantize
  *   bench_util.c     timing, inputs, memset, progress (used by kernels and --mt)
@@ -32,6 +33,14 @@
 #define W_GBS   7
 #define W_RATIO 8
 
+/* The outputs of dequantization that can be timed (--out). */
+typedef enum bench_out { OUT_F32, OUT_F16, OUT_BF16, N_OUTS } bench_out;
+
+/* "f32", "f16", "bf16"; its ggufq type; bytes per output weight. */
+const char *bench_out_name(bench_out out);
+ggufq_type  bench_out_type(bench_out out);
+size_t      bench_out_bytes(bench_out out);
+
 typedef struct bench_opts {
     ggufq_type  types[GGUFQ_TYPE_COUNT];
     int         n_types;
@@ -45,6 +54,8 @@ typedef struct bench_opts {
     bool        no_memset;
     bool        mt;                 /* --mt: the parallel bandwidth section only */
     bool        fresh;              /* --fresh (with --mt): a never-touched output buffer each pass */
+    bench_out   outs[N_OUTS];       /* --out: outputs to time (default: f32 alone) */
+    int         n_outs;
     const char *peer_dir;           /* --peer */
 } bench_opts;
 
@@ -81,6 +92,15 @@ void bench_peer_dir(const char *given, char *buf, size_t size);
 bool bench_peer_open(peer *p, const bench_opts *o);
 void bench_peer_resolve(const peer *p, ggufq_type type, peer_kernels *k);
 
+/* ---- the bound (bench_bound.c) ------------------------------------------ */
+
+/* Seconds per BENCH_WEIGHTS outputs of the synthetic kernel with `type`'s
+ * input bytes per weight, writing `out`; 0 where there is none (more than 2
+ * input bytes per weight, or no memory). */
+double      bench_bound_time(ggufq_type type, bench_out out, double budget);
+/* The ISA of the synthetic kernels: the widest this CPU runs. */
+const char *bench_bound_isa(void);
+
 /* ---- timing, inputs, memset, progress (bench_util.c) --------------------- */
 
 typedef void (*bench_fn)(void *ctx);
@@ -109,9 +129,10 @@ typedef struct memset_case {
     unsigned char *buf;
     int            threads;
     int            value;
+    size_t         bytes;    /* 0: MEMSET_BYTES */
 } memset_case;
 
-/* memset of MEMSET_BYTES at m->buf in m->threads slices at once (a bench_fn). */
+/* memset of m->bytes at m->buf in m->threads slices at once (a bench_fn). */
 void bench_call_memset(void *ctx);
 /* The library's thread count for "all cores" (OMP_NUM_THREADS honoured), within the slice table. */
 int  bench_max_threads(void);

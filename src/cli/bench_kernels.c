@@ -40,6 +40,18 @@ static void call_peer_dequant(void *ctx)
     c->peer.dequant(c->blocks, c->out, BENCH_WEIGHTS);
 }
 
+/* ggufq_dequantize_to into an f16 or bf16 output, one thread. */
+typedef struct to_case {
+    type_case *c;
+    ggufq_type out_type;
+} to_case;
+
+static void call_ours_dequant_to(void *ctx)
+{
+    to_case *t = ctx;
+    ggufq_dequantize_to(t->c->type, t->c->blocks, t->out_type, t->c->out, BENCH_WEIGHTS, 1);
+}
+
 static void call_ours_quantize(void *ctx)
 {
     type_case *c = ctx;
@@ -67,13 +79,48 @@ static const char *const op_names[N_OPS] = { "dequantize", "quantize" };
 /* Seconds per call of BENCH_WEIGHTS weights; 0 when not measured. */
 typedef struct type_result {
     ggufq_type type;
-    double     ours[N_OPS][N_ISAS];   /* indexed like bench_opts.isas */
-    double     ggml[N_OPS];
+    double     deq[N_OUTS][N_ISAS];   /* dequantize into each output; ISAs indexed like bench_opts.isas */
+    double     quant[N_ISAS];
+    double     ggml[N_OPS];           /* ggml's kernels: f32 output */
+    double     bound[N_OUTS];         /* the synthetic kernel of the type's shape (bench_bound.c) */
 } type_result;
 
+/* Ours, per operation: dequantization means f32 output (what ggml's kernels give). */
+static double ours_t(const type_result *r, int op, int i)
+{
+    return op == OP_DEQUANT ? r->deq[OUT_F32][i] : r->quant[i];
+}
+
 static double mweights_per_s(double t) { return (double)BENCH_WEIGHTS / t / 1e6; }
-/* Both directions move the f32 side: output of dequantize, input of quantize. */
-static double gb_per_s(double t) { return (double)BENCH_WEIGHTS * sizeof(float) / t / 1e9; }
+/* Both directions move the float side: output of dequantize, input of quantize (f32). */
+static double gb_per_s(double t, bench_out out)
+{
+    return (double)BENCH_WEIGHTS * (double)bench_out_bytes(out) / t / 1e9;
+}
+
+static bool outs_has(const bench_opts *o, bench_out out)
+{
+    for (int k = 0; k < o->n_outs; k++)
+        if (o->outs[k] == out)
+            return true;
+    return false;
+}
+
+/*
+ * The type's bound for each output, measured between the ISAs' kernels (and
+ * before and after them) with a third of --seconds each time, its best kept:
+ * alternating with the kernels, it sees the same load from the rest of the
+ * machine as they do.
+ */
+static void bench_bound_refresh(const bench_opts *o, ggufq_type type, type_result *r)
+{
+    bench_progress(o, "bound", (int)type);
+    for (int k = 0; k < o->n_outs; k++) {
+        const double t = bench_bound_time(type, o->outs[k], o->seconds / 3);
+        if (t > 0 && (r->bound[o->outs[k]] <= 0 || t < r->bound[o->outs[k]]))
+            r->bound[o->outs[k]] = t;
+    }
+}
 
 /* Measure everything for one type into r; false if ggufq cannot run this type. */
 static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type_result *r)
@@ -89,19 +136,28 @@ static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type
         bench_case_free(&c);
         return false;
     }
-    bench_progress(o, "dequantize", (int)type);
     for (int i = 0; i < o->n_isas; i++) {
+        bench_bound_refresh(o, type, r);
+        bench_progress(o, "dequantize", (int)type);
         ggufq_use_isa(o->isas[i]);
+        /* f32 always: the half outputs are compared with it */
         if (ggufq_dequantize(type, c.blocks, c.out, BENCH_WEIGHTS) == GGUFQ_OK)
-            r->ours[OP_DEQUANT][i] = bench_time_best(call_ours_dequant, &c, o->seconds);
+            r->deq[OUT_F32][i] = bench_time_best(call_ours_dequant, &c, o->seconds);
+        for (int out = OUT_F16; out < N_OUTS; out++) {
+            to_case t = { &c, bench_out_type((bench_out)out) };
+            if (outs_has(o, (bench_out)out) &&
+                ggufq_dequantize_to(type, c.blocks, t.out_type, c.out, BENCH_WEIGHTS, 1) == GGUFQ_OK)
+                r->deq[out][i] = bench_time_best(call_ours_dequant_to, &t, o->seconds);
+        }
     }
     if (c.peer.dequant)
         r->ggml[OP_DEQUANT] = bench_time_best(call_peer_dequant, &c, o->seconds);
+    bench_bound_refresh(o, type, r);
     if (o->quantize) {
         bench_progress(o, "quantize", (int)type);
         for (int i = 0; i < o->n_isas; i++) {
             ggufq_use_isa(o->isas[i]);
-            r->ours[OP_QUANT][i] = bench_time_best(call_ours_quantize, &c, o->seconds);
+            r->quant[i] = bench_time_best(call_ours_quantize, &c, o->seconds);
         }
         if (c.peer.chunk || c.peer.row) {
             if (p->quantize_init)
@@ -119,14 +175,16 @@ static double geomean_ratio(const type_result *res, int n, int op, int i, int *c
     double log_sum = 0;
     int k = 0;
     for (int j = 0; j < n; j++) {
-        if (res[j].ours[op][i] > 0 && res[j].ggml[op] > 0) {
-            log_sum += log(res[j].ggml[op] / res[j].ours[op][i]);
+        if (ours_t(&res[j], op, i) > 0 && res[j].ggml[op] > 0) {
+            log_sum += log(res[j].ggml[op] / ours_t(&res[j], op, i));
             k++;
         }
     }
     *count = k;
     return k ? exp(log_sum / k) : 0;
-}/* ------------------------------------------------------------------------- */
+}
+
+/* ------------------------------------------------------------------------- */
 /* memset bandwidth                                                          */
 /* ------------------------------------------------------------------------- */
 
@@ -134,11 +192,17 @@ static double geomean_ratio(const type_result *res, int n, int op, int i, int *c
 typedef struct memset_rates {
     double gbs[2];      /* MEMSET_BYTES with 1 and with all threads; 0: not measured */
     int    threads[2];
-    double cache_t;     /* seconds per memset of BENCH_WEIGHTS floats, one thread; 0: not measured */
+    double cache_t[2];  /* seconds per memset of BENCH_WEIGHTS floats [0] or halves [1], one
+                         * thread; 0: not measured */
 } memset_rates;
+
+/* Which cache_t an output is measured against. */
+static int cache_index(bench_out out) { return bench_out_bytes(out) == 4 ? 0 : 1; }
+static size_t cache_bytes(int k) { return (size_t)BENCH_WEIGHTS * (k ? 2 : 4); }
 
 typedef struct cache_memset {
     unsigned char *buf;
+    size_t         bytes;
     int            value;
 } cache_memset;
 
@@ -146,7 +210,32 @@ typedef struct cache_memset {
 static void call_cache_memset(void *ctx)
 {
     cache_memset *m = ctx;
-    memset(m->buf, m->value++ & 0x7f, (size_t)BENCH_WEIGHTS * sizeof(float));
+    memset(m->buf, m->value++ & 0x7f, m->bytes);
+}
+
+/*
+ * The in-cache memsets the outputs asked for need, each kept at its best
+ * over the run: measured first, then again after every type, so that a
+ * moment of load from the rest of the machine at the start does not make
+ * every %memset of the run look better than it is.
+ */
+static void bench_cache_memset(const bench_opts *o, memset_rates *r, double budget)
+{
+    if (o->no_memset)
+        return;
+    for (int k = 0; k < 2; k++) {
+        bool wanted = false;
+        for (int j = 0; j < o->n_outs; j++)
+            wanted = wanted || cache_index(o->outs[j]) == k;
+        cache_memset c = { wanted ? aligned_alloc(64, cache_bytes(k)) : NULL, cache_bytes(k), 1 };
+        if (c.buf) {
+            bench_progress(o, "memset", -1);
+            const double t = bench_time_best(call_cache_memset, &c, budget);
+            if (r->cache_t[k] <= 0 || t < r->cache_t[k])
+                r->cache_t[k] = t;
+            free(c.buf);
+        }
+    }
 }
 
 static void bench_memset(const bench_opts *o, memset_rates *r)
@@ -154,18 +243,13 @@ static void bench_memset(const bench_opts *o, memset_rates *r)
     double *gbs = r->gbs;
     int *threads = r->threads;
     gbs[0] = gbs[1] = 0;
-    r->cache_t = 0;
+    r->cache_t[0] = r->cache_t[1] = 0;
     threads[0] = 1;
     threads[1] = bench_max_threads();
     if (o->no_memset)
         return;
-    cache_memset c = { malloc((size_t)BENCH_WEIGHTS * sizeof(float)), 1 };
-    if (c.buf) {
-        bench_progress(o, "memset", -1);
-        r->cache_t = bench_time_best(call_cache_memset, &c, o->seconds);
-        free(c.buf);
-    }
-    memset_case m = { malloc(MEMSET_BYTES), 1, 0 };
+    bench_cache_memset(o, r, o->seconds);
+    memset_case m = { malloc(MEMSET_BYTES), 1, 0, 0 };
     if (!m.buf)
         return;
     bench_progress(o, "memset", -1);
@@ -177,66 +261,128 @@ static void bench_memset(const bench_opts *o, memset_rates *r)
         gbs[k] = (double)MEMSET_BYTES / t / 1e9;
     }
     free(m.buf);
-}/* ------------------------------------------------------------------------- */
+}
+
+/* ------------------------------------------------------------------------- */
 /* Output                                                                    */
 /* ------------------------------------------------------------------------- */
 
-static void print_cell(double t)
+/* The speed of time t as a percentage of the speed of time t_ref (same work); 0 if either is missing. */
+static double percent_of(double t_ref, double t) { return t > 0 && t_ref > 0 ? 100.0 * t_ref / t : 0; }
+
+static void print_cell(double t, bench_out out)
 {
     if (t > 0)
-        out_printf("%*.1f%*.2f", W_RATE, mweights_per_s(t), W_GBS, gb_per_s(t));
+        out_printf("%*.1f%*.2f", W_RATE, mweights_per_s(t), W_GBS, gb_per_s(t, out));
     else
         out_printf("%*s%*s", W_RATE, "-", W_GBS, "-");
 }
 
-static void print_table(const bench_opts *o, const type_result *res, int n, int op, bool with_peer,
-                        double memset_t)
+/* One column of W_RATIO: "%.<prec>f" of v, or "-" when v is 0. */
+static void print_ratio(double v, int prec)
 {
-    const bool pct = op == OP_DEQUANT && memset_t > 0;
-    out_printf("\n%s: Mw/s = million weights per second, GB/s = of f32 %s", op_names[op],
-               op == OP_DEQUANT ? "output" : "input");
+    if (v > 0)
+        out_printf("%*.*f", W_RATIO, prec, v);
+    else
+        out_printf("%*s", W_RATIO, "-");
+}
+
+/* A group of per-ISA columns headed by `name`, under it the ISA names. */
+static void print_isa_group_head(const bench_opts *o, const char *name)
+{
+    out_printf("%*s", W_RATIO * o->n_isas, name);
+}
+
+static void print_isa_names(const bench_opts *o)
+{
+    for (int i = 0; i < o->n_isas; i++)
+        out_printf("%*s", W_RATIO, ggufq_isa_name(o->isas[i]));
+}
+
+static void print_legend(int op, bench_out out, bool with_peer, bool pct, bool bound)
+{
+    if (op == OP_DEQUANT && out != OUT_F32)
+        out_printf("\ndequantize to %s: Mw/s = million weights per second, GB/s = of %s output",
+                   bench_out_name(out), bench_out_name(out));
+    else
+        out_printf("\n%s: Mw/s = million weights per second, GB/s = of f32 %s", op_names[op],
+                   op == OP_DEQUANT ? "output" : "input");
     if (with_peer)
         out_puts(";\nours/ggml = speed ratio (above 1: faster than ggml)");
     if (pct)
-        out_puts(";\n%memset = speed as a percentage of a memset of the same output bytes (in cache)");
+        out_puts(";\n%memset = speed as a percentage of a memset of the same output bytes (in cache, its best in the run)");
+    if (bound)
+        out_printf(";\nbound = a kernel with the type's input and output bytes and no decoding (%s), GB/s;\n"
+                   "%%bound = speed as a percentage of it: how far from what the memory system allows",
+                   bench_bound_isa());
+    if (op == OP_DEQUANT && out != OUT_F32)
+        out_puts(";\nx f32 = weights per second against the f32 output's (the goal: 1.7 or more)");
     out_puts("\n");
+}
+
+static void print_table(const bench_opts *o, const type_result *res, int n, int op, bench_out out,
+                        bool with_peer, double memset_t)
+{
+    with_peer = with_peer && out == OUT_F32;
+    const bool deq = op == OP_DEQUANT;
+    const bool pct = deq && memset_t > 0;
+    bool bound = false;
+    for (int j = 0; deq && j < n; j++)
+        bound = bound || res[j].bound[out] > 0;
+    const bool vs_f32 = deq && out != OUT_F32;
+    print_legend(op, out, with_peer, pct, bound);
     /* Heading: implementation names over their two columns, then the ratio columns. */
     out_printf("%-*s", W_TYPE, "");
     for (int i = 0; i < o->n_isas; i++)
         out_printf("%*s", W_RATE + W_GBS, ggufq_isa_name(o->isas[i]));
     if (with_peer)
-        out_printf("%*s%*s", W_RATE + W_GBS, "ggml", W_RATIO * o->n_isas, "ours/ggml");
+        out_printf("%*s", W_RATE + W_GBS, "ggml");
+    if (with_peer)
+        print_isa_group_head(o, "ours/ggml");
+    if (bound)
+        out_printf("%*s", W_GBS + 1, "bound");
     if (pct)
-        out_printf("%*s", W_RATIO * o->n_isas, "%memset");
+        print_isa_group_head(o, "%memset");
+    if (bound)
+        print_isa_group_head(o, "%bound");
+    if (vs_f32)
+        print_isa_group_head(o, "x f32");
     out_printf("\n%-*s", W_TYPE, "type");
     for (int i = 0; i < o->n_isas + (with_peer ? 1 : 0); i++)
         out_printf("%*s%*s", W_RATE, "Mw/s", W_GBS, "GB/s");
     if (with_peer)
-        for (int i = 0; i < o->n_isas; i++)
-            out_printf("%*s", W_RATIO, ggufq_isa_name(o->isas[i]));
+        print_isa_names(o);
+    if (bound)
+        out_printf("%*s", W_GBS + 1, "GB/s");
     if (pct)
-        for (int i = 0; i < o->n_isas; i++)
-            out_printf("%*s", W_RATIO, ggufq_isa_name(o->isas[i]));
+        print_isa_names(o);
+    if (bound)
+        print_isa_names(o);
+    if (vs_f32)
+        print_isa_names(o);
     out_putc('\n');
     for (int j = 0; j < n; j++) {
-        out_printf("%-*s", W_TYPE, ggufq_type_name(res[j].type));
+        const type_result *r = &res[j];
+        out_printf("%-*s", W_TYPE, ggufq_type_name(r->type));
         for (int i = 0; i < o->n_isas; i++)
-            print_cell(res[j].ours[op][i]);
+            print_cell(deq ? r->deq[out][i] : r->quant[i], deq ? out : OUT_F32);
         if (with_peer) {
-            print_cell(res[j].ggml[op]);
-            for (int i = 0; i < o->n_isas; i++) {
-                if (res[j].ours[op][i] > 0 && res[j].ggml[op] > 0)
-                    out_printf("%*.2f", W_RATIO, res[j].ggml[op] / res[j].ours[op][i]);
-                else
-                    out_printf("%*s", W_RATIO, "-");
-            }
+            print_cell(r->ggml[op], OUT_F32);
+            for (int i = 0; i < o->n_isas; i++)
+                print_ratio(percent_of(r->ggml[op], ours_t(r, op, i)) / 100, 2);
         }
-        for (int i = 0; pct && i < o->n_isas; i++) {
-            if (res[j].ours[op][i] > 0)
-                out_printf("%*.0f", W_RATIO, 100.0 * memset_t / res[j].ours[op][i]);
+        if (bound) {
+            if (r->bound[out] > 0)
+                out_printf("%*.2f", W_GBS + 1, gb_per_s(r->bound[out], out));
             else
-                out_printf("%*s", W_RATIO, "-");
+                out_printf("%*s", W_GBS + 1, "-");
         }
+        for (int i = 0; pct && i < o->n_isas; i++)
+            print_ratio(percent_of(memset_t, r->deq[out][i]), 0);
+        for (int i = 0; bound && i < o->n_isas; i++)
+            print_ratio(percent_of(r->bound[out], r->deq[out][i]), 0);
+        for (int i = 0; vs_f32 && i < o->n_isas; i++)
+            print_ratio(percent_of(r->deq[OUT_F32][i], r->deq[out][i]) / 100, 2);
         out_putc('\n');
     }
     if (!with_peer)
@@ -246,10 +392,7 @@ static void print_table(const bench_opts *o, const type_result *res, int n, int 
     for (int i = 0; i < o->n_isas; i++) {
         int count;
         double g = geomean_ratio(res, n, op, i, &count);
-        if (count)
-            out_printf("%*.2f", W_RATIO, g);
-        else
-            out_printf("%*s", W_RATIO, "-");
+        print_ratio(count ? g : 0, 2);
     }
     out_putc('\n');
 }
@@ -274,13 +417,15 @@ static void print_text(const bench_opts *o, const peer *p, const type_result *re
             out_printf(", %.1f GB/s with %d threads", gbs[1], threads[1]);
         out_printf(" (%zu MiB: the limit for data that does not fit in the cache)\n", MEMSET_BYTES >> 20);
     }
-    if (m->cache_t > 0)
-        out_printf("          %.1f GB/s over %lld KiB, one thread (one call's output, in cache: the ceiling "
-                   "for dequantize)\n",
-                   gb_per_s(m->cache_t), (long long)(BENCH_WEIGHTS * (int64_t)sizeof(float) >> 10));
-    for (int op = 0; op < N_OPS; op++)
-        if (op == OP_DEQUANT || o->quantize)
-            print_table(o, res, n, op, p->lib != NULL, m->cache_t);
+    for (int k = 0; k < 2; k++)
+        if (m->cache_t[k] > 0)
+            out_printf("          %.1f GB/s over %zu KiB, one thread (one call's %s output, in cache: the "
+                       "ceiling for dequantize)\n", (double)cache_bytes(k) / m->cache_t[k] / 1e9,
+                       cache_bytes(k) >> 10, k ? "f16/bf16" : "f32");
+    for (int k = 0; k < o->n_outs; k++)
+        print_table(o, res, n, OP_DEQUANT, o->outs[k], p->lib != NULL, m->cache_t[cache_index(o->outs[k])]);
+    if (o->quantize)
+        print_table(o, res, n, OP_QUANT, OUT_F32, p->lib != NULL, 0);
     if (p->lib) {
         for (int op = 0; op < N_OPS; op++) {
             if (op == OP_QUANT && !o->quantize)
@@ -302,19 +447,67 @@ static void print_text(const bench_opts *o, const peer *p, const type_result *re
     }
 }
 
-static void json_record(const char *type, const char *impl, double t, double t_ggml)
+/* One row of "dequantize" / "quantize": t_ggml, t_memset, t_bound and t_f32 0 where they do not apply. */
+typedef struct json_row {
+    const char *type, *impl;
+    bench_out   out;
+    double      t, t_ggml, t_memset, t_bound, t_f32;
+} json_row;
+
+static void json_record(const json_row *r)
 {
     out_puts("{\"type\":");
-    json_write_string(type, strlen(type));
+    json_write_string(r->type, strlen(r->type));
     out_puts(",\"impl\":");
-    json_write_string(impl, strlen(impl));
-    out_puts(",\"mweights_per_s\":");
-    bench_json_number(t > 0 ? mweights_per_s(t) : 0);
+    json_write_string(r->impl, strlen(r->impl));
+    out_printf(",\"out\":\"%s\",\"mweights_per_s\":", bench_out_name(r->out));
+    bench_json_number(r->t > 0 ? mweights_per_s(r->t) : 0);
     out_puts(",\"gb_per_s\":");
-    bench_json_number(t > 0 ? gb_per_s(t) : 0);
+    bench_json_number(r->t > 0 ? gb_per_s(r->t, r->out) : 0);
     out_puts(",\"vs_ggml\":");
-    bench_json_number(t > 0 && t_ggml > 0 ? t_ggml / t : 0);
+    bench_json_number(percent_of(r->t_ggml, r->t) / 100);
+    out_puts(",\"percent_of_memset\":");
+    bench_json_number(percent_of(r->t_memset, r->t));
+    out_puts(",\"percent_of_bound\":");
+    bench_json_number(percent_of(r->t_bound, r->t));
+    if (r->out != OUT_F32) {
+        out_puts(",\"vs_f32\":");
+        bench_json_number(percent_of(r->t_f32, r->t) / 100);
+    }
     out_putc('}');
+}
+
+/* "dequantize" or "quantize": every (type, output, implementation) measured. */
+static void print_json_op(const bench_opts *o, const type_result *res, int n, const memset_rates *m, int op)
+{
+    out_printf(",\"%s\":[", op_names[op]);
+    bool first = true;
+    for (int j = 0; j < n; j++) {
+        const type_result *r = &res[j];
+        for (int k = 0; k < (op == OP_DEQUANT ? o->n_outs : 1); k++) {
+            const bench_out out = op == OP_DEQUANT ? o->outs[k] : OUT_F32;
+            for (int i = 0; i <= o->n_isas; i++) {
+                const bool is_ggml = i == o->n_isas;
+                if (is_ggml && out != OUT_F32)
+                    continue;   /* ggml's kernels write f32 */
+                json_row row = { ggufq_type_name(r->type), is_ggml ? "ggml" : ggufq_isa_name(o->isas[i]),
+                                 out, is_ggml ? r->ggml[op] : op == OP_DEQUANT ? r->deq[out][i] : r->quant[i],
+                                 is_ggml || out != OUT_F32 ? 0 : r->ggml[op], 0, 0, 0 };
+                if (op == OP_DEQUANT) {
+                    row.t_memset = m->cache_t[cache_index(out)];
+                    row.t_bound = r->bound[out];
+                    row.t_f32 = is_ggml ? 0 : r->deq[OUT_F32][i];
+                }
+                if (row.t <= 0)
+                    continue;
+                if (!first)
+                    out_putc(',');
+                first = false;
+                json_record(&row);
+            }
+        }
+    }
+    out_putc(']');
 }
 
 static void print_json(const bench_opts *o, const peer *p, const type_result *res, int n,
@@ -331,40 +524,46 @@ static void print_json(const bench_opts *o, const peer *p, const type_result *re
         json_write_string(p->path, strlen(p->path));
     else
         out_puts("null");
-    out_puts(",\"memset\":[");
+    out_puts(",\"outs\":[");
+    for (int k = 0; k < o->n_outs; k++)
+        out_printf("%s\"%s\"", k ? "," : "", bench_out_name(o->outs[k]));
+    out_puts("],\"memset\":[");
+    bool first = true;
     for (int k = 0; k < 2 && gbs[k] > 0; k++) {
         out_printf("%s{\"threads\":%d,\"bytes\":%zu,\"gb_per_s\":", k ? "," : "", threads[k], MEMSET_BYTES);
         bench_json_number(gbs[k]);
         out_putc('}');
+        first = false;
     }
-    if (m->cache_t > 0) {   /* the in-cache ceiling: one call's output, one thread */
-        out_printf("%s{\"threads\":1,\"bytes\":%lld,\"in_cache\":true,\"gb_per_s\":", gbs[0] > 0 ? "," : "",
-                   (long long)(BENCH_WEIGHTS * (int64_t)sizeof(float)));
-        bench_json_number(gb_per_s(m->cache_t));
+    for (int k = 0; k < 2; k++) {   /* the in-cache ceilings: one call's output, one thread */
+        if (m->cache_t[k] <= 0)
+            continue;
+        out_printf("%s{\"threads\":1,\"bytes\":%zu,\"in_cache\":true,\"gb_per_s\":", first ? "" : ",",
+                   cache_bytes(k));
+        bench_json_number((double)cache_bytes(k) / m->cache_t[k] / 1e9);
         out_putc('}');
+        first = false;
+    }
+    out_printf("],\"bound_isa\":\"%s\",\"bound\":[", bench_bound_isa());
+    first = true;
+    for (int j = 0; j < n; j++) {
+        for (int k = 0; k < o->n_outs; k++) {
+            const double t = res[j].bound[o->outs[k]];
+            if (t <= 0)
+                continue;
+            out_printf("%s{\"type\":\"%s\",\"out\":\"%s\",\"mweights_per_s\":", first ? "" : ",",
+                       ggufq_type_name(res[j].type), bench_out_name(o->outs[k]));
+            bench_json_number(mweights_per_s(t));
+            out_puts(",\"gb_per_s\":");
+            bench_json_number(gb_per_s(t, o->outs[k]));
+            out_putc('}');
+            first = false;
+        }
     }
     out_putc(']');
-    for (int op = 0; op < N_OPS; op++) {
-        if (op == OP_QUANT && !o->quantize)
-            continue;
-        out_printf(",\"%s\":[", op_names[op]);
-        bool first = true;
-        for (int j = 0; j < n; j++) {
-            const char *type = ggufq_type_name(res[j].type);
-            for (int i = 0; i <= o->n_isas; i++) {
-                const bool is_ggml = i == o->n_isas;
-                double t = is_ggml ? res[j].ggml[op] : res[j].ours[op][i];
-                if (t <= 0)
-                    continue;
-                if (!first)
-                    out_putc(',');
-                first = false;
-                json_record(type, is_ggml ? "ggml" : ggufq_isa_name(o->isas[i]), t,
-                            is_ggml ? 0 : res[j].ggml[op]);
-            }
-        }
-        out_putc(']');
-    }
+    for (int op = 0; op < N_OPS; op++)
+        if (op == OP_DEQUANT || o->quantize)
+            print_json_op(o, res, n, m, op);
     out_puts(",\"geomean_vs_ggml\":{");
     for (int op = 0; op < N_OPS; op++) {
         if (op == OP_QUANT && !o->quantize)
@@ -381,7 +580,9 @@ static void print_json(const bench_opts *o, const peer *p, const type_result *re
     out_puts("},");
     cli_sysinfo_print_json();
     out_puts("}\n");
-}/* ------------------------------------------------------------------------- */
+}
+
+/* ------------------------------------------------------------------------- */
 /* The run                                                                   */
 /* ------------------------------------------------------------------------- */
 
@@ -400,9 +601,11 @@ int bench_kernels(const bench_opts *o)
     memset_rates rates;
     bench_memset(o, &rates);
     int n = 0, rc = CLI_EXIT_OK;
-    for (int j = 0; j < o->n_types; j++)
+    for (int j = 0; j < o->n_types; j++) {
         if (bench_type(o, &p, o->types[j], &res[n]))
             n++;
+        bench_cache_memset(o, &rates, o->seconds / 2);
+    }
     ggufq_use_isa(selected);
     bench_progress_done(o);
     if (n == 0) {

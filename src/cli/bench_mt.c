@@ -1,12 +1,13 @@
 /*
  * bench_mt.c — `ggufq bench --mt`: ggufq_dequantize_mt out of the cache:
- * 256 MiB of f32 output with one thread and with all threads, each next to
- * memset's bandwidth over the same buffer with the same thread count (the
- * passes of both alternate, so they see the same load from the rest of the
- * machine). --mt --fresh does the same into a new, never-touched buffer each
- * pass (what a caller that allocates its output array gets): malloc + memset
- * against malloc + ggufq_dequantize_mt, both paying the page faults; free is
- * untimed.
+ * 256 MiB of f32 output (with --out f16/bf16, ggufq_dequantize_to into
+ * 128 MiB of halves too) with one thread and with all threads, each next to
+ * memset's bandwidth over as many bytes of the same buffer with the same
+ * thread count (the passes of both alternate, so they see the same load from
+ * the rest of the machine). --mt --fresh does the same into a new,
+ * never-touched buffer each pass (what a caller that allocates its output
+ * array gets): malloc + memset against malloc + the dequantization, both
+ * paying the page faults; free is untimed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,19 +22,24 @@
 /* GB/s per thread count (indexed like mt_run.threads); 0: not measured. */
 typedef struct mt_result {
     ggufq_type type;
-    double     gbs[2];          /* f32 output of ggufq_dequantize_mt */
-    double     memset_gbs[2];   /* memset, in the passes between this type's */
+    bench_out  out;
+    double     gbs[2];          /* output of ggufq_dequantize_mt (f32) or ggufq_dequantize_to */
+    double     memset_gbs[2];   /* memset of as many bytes, in the passes between this type's */
 } mt_result;
 
 typedef struct mt_run {
     int         threads[2];
-    int         n_counts;      /* 1, or 2 when more than one thread can run */
-    double      memset_gbs[2]; /* best of the whole run; 0: not measured (--no-memset) */
+    int         n_counts;         /* 1, or 2 when more than one thread can run */
+    double      memset_gbs[2][2]; /* best of the whole run per output width (f32, half) and
+                                   * thread count; 0: not measured (--no-memset) */
     mt_result  *res;
     int         n;
 } mt_run;
 
-static double bytes_per_s(double t) { return (double)MEMSET_BYTES / t / 1e9; }
+/* Bytes of MT_WEIGHTS outputs: MEMSET_BYTES of f32, half as many of f16/bf16. */
+static size_t out_bytes(bench_out out) { return (size_t)MT_WEIGHTS * bench_out_bytes(out); }
+static int width_index(bench_out out) { return bench_out_bytes(out) == 4 ? 0 : 1; }
+static double bytes_per_s(size_t bytes, double t) { return (double)bytes / t / 1e9; }
 
 /* MT_WEIGHTS weights of `type`: BENCH_WEIGHTS real blocks, repeated; NULL if ggufq cannot make them. */
 static void *mt_make_input(const bench_opts *o, ggufq_type type, const peer *no_peer)
@@ -57,46 +63,58 @@ static void *mt_make_input(const bench_opts *o, ggufq_type type, const peer *no_
     return src;
 }
 
-/*
- * One type: passes of memset and of the parallel dequantization alternate
- * for each thread count, at least BEST_OF of each and more while --seconds
- * lasts; the best pass of each counts. The percentage compares the type with
- * the memset passes in between its own, which saw the same machine load.
- */
 /* A new output buffer for --fresh: aligned like bench_mt's reused one; at
- * 256 MiB the allocator maps new zero pages, so none is faulted in yet. */
-static unsigned char *mt_fresh_buffer(void)
+ * 128 MiB and more the allocator maps new zero pages, so none is faulted in yet. */
+static unsigned char *mt_fresh_buffer(size_t bytes)
 {
-    return aligned_alloc(64, MEMSET_BYTES);
+    return aligned_alloc(64, bytes);
 }
 
+/* The timed call: f32 through ggufq_dequantize_mt (as before --out), halves through ggufq_dequantize_to. */
+static int mt_dequantize(const mt_result *r, const void *src, void *out, int threads)
+{
+    if (r->out == OUT_F32)
+        return ggufq_dequantize_mt(r->type, src, out, MT_WEIGHTS, threads);
+    return ggufq_dequantize_to(r->type, src, bench_out_type(r->out), out, MT_WEIGHTS, threads);
+}
+
+/*
+ * One type and output: passes of memset and of the parallel dequantization
+ * alternate for each thread count, at least BEST_OF of each and more while
+ * --seconds lasts; the best pass of each counts. The percentage compares the
+ * type with the memset passes in between its own, which saw the same machine
+ * load.
+ */
 static void mt_bench_type(const bench_opts *o, mt_run *run, memset_case *m, const void *src,
                           mt_result *r)
 {
     const double start = bench_now();
+    const size_t bytes = out_bytes(r->out);
+    double *run_memset = run->memset_gbs[width_index(r->out)];
     unsigned char *reused = m->buf;
+    m->bytes = bytes;
     for (int pass = 0; pass < BEST_OF || bench_now() - start < o->seconds; pass++) {
         for (int k = 0; k < run->n_counts; k++) {
             if (!o->no_memset) {
                 m->threads = run->threads[k];
                 double a = bench_now();
-                if (o->fresh && (m->buf = mt_fresh_buffer()) == NULL)
+                if (o->fresh && (m->buf = mt_fresh_buffer(bytes)) == NULL)
                     break;
                 bench_call_memset(m);
-                double gbs = bytes_per_s(bench_now() - a);
+                double gbs = bytes_per_s(bytes, bench_now() - a);
                 if (o->fresh)
                     free(m->buf);
                 if (gbs > r->memset_gbs[k])
                     r->memset_gbs[k] = gbs;
-                if (gbs > run->memset_gbs[k])
-                    run->memset_gbs[k] = gbs;
+                if (gbs > run_memset[k])
+                    run_memset[k] = gbs;
             }
             double a = bench_now();
-            float *out = (float *)(void *)(o->fresh ? mt_fresh_buffer() : reused);
+            void *out = o->fresh ? mt_fresh_buffer(bytes) : reused;
             if (out == NULL)
                 break;
-            int st = ggufq_dequantize_mt(r->type, src, out, MT_WEIGHTS, run->threads[k]);
-            double gbs = bytes_per_s(bench_now() - a);
+            int st = mt_dequantize(r, src, out, run->threads[k]);
+            double gbs = bytes_per_s(bytes, bench_now() - a);
             if (o->fresh)
                 free(out);
             if (st != GGUFQ_OK)
@@ -106,26 +124,13 @@ static void mt_bench_type(const bench_opts *o, mt_run *run, memset_case *m, cons
         }
     }
     m->buf = reused;
+    m->bytes = 0;
 }
 
-static void print_mt_text(const bench_opts *o, const mt_run *run, ggufq_isa selected)
+static void print_mt_table(const mt_run *run, bench_out out)
 {
-    out_printf("ggufq %s bench --mt: ggufq_dequantize_mt of %lld weights (%zu MiB of f32 output, out of "
-               "the cache%s),\nbest of at least %d passes%s\n", ggufq_version(), (long long)MT_WEIGHTS,
-               MEMSET_BYTES >> 20, o->fresh ? ", a fresh buffer each pass" : "", BEST_OF,
-               o->no_memset ? "" : o->fresh ? ", malloc + memset of a fresh buffer in between"
-                                            : ", memset over the same buffer in between");
-    cli_sysinfo_print_text();
-    out_printf("cpu:      %s\n", ggufq_cpu_features());
-    out_printf("selected: %s\n", ggufq_isa_name(selected));
-    if (!o->no_memset) {
-        out_puts("memset:  ");
-        for (int k = 0; k < run->n_counts; k++)
-            out_printf("%s %.1f GB/s with %d thread%s", k ? "," : "", run->memset_gbs[k], run->threads[k],
-                       run->threads[k] == 1 ? "" : "s");
-        out_putc('\n');
-    }
-    out_printf("\n%% memset: of memset's best in the passes between the type's own\n%-*s", W_TYPE, "");
+    out_printf("\ndequantize to %s (%zu MiB of output); %% memset: of memset's best over as many bytes in "
+               "the passes\nbetween the type's own\n%-*s", bench_out_name(out), out_bytes(out) >> 20, W_TYPE, "");
     for (int k = 0; k < run->n_counts; k++) {
         char head[32];
         snprintf(head, sizeof head, "%d thread%s", run->threads[k], run->threads[k] == 1 ? "" : "s");
@@ -136,6 +141,8 @@ static void print_mt_text(const bench_opts *o, const mt_run *run, ggufq_isa sele
         out_printf("%*s%*s", W_RATE, "GB/s", W_RATIO + 1, "% memset");
     out_putc('\n');
     for (int j = 0; j < run->n; j++) {
+        if (run->res[j].out != out)
+            continue;
         out_printf("%-*s", W_TYPE, ggufq_type_name(run->res[j].type));
         for (int k = 0; k < run->n_counts; k++) {
             const double g = run->res[j].gbs[k], m = run->res[j].memset_gbs[k];
@@ -149,31 +156,62 @@ static void print_mt_text(const bench_opts *o, const mt_run *run, ggufq_isa sele
     }
 }
 
+static void print_mt_text(const bench_opts *o, const mt_run *run, ggufq_isa selected)
+{
+    out_printf("ggufq %s bench --mt: ggufq_dequantize_mt%s of %lld weights (%zu MiB of f32 output, out of "
+               "the cache%s),\nbest of at least %d passes%s\n", ggufq_version(),
+               o->n_outs > 1 || o->outs[0] != OUT_F32 ? " and ggufq_dequantize_to" : "", (long long)MT_WEIGHTS,
+               MEMSET_BYTES >> 20, o->fresh ? ", a fresh buffer each pass" : "", BEST_OF,
+               o->no_memset ? "" : o->fresh ? ", malloc + memset of a fresh buffer in between"
+                                            : ", memset over the same buffer in between");
+    cli_sysinfo_print_text();
+    out_printf("cpu:      %s\n", ggufq_cpu_features());
+    out_printf("selected: %s\n", ggufq_isa_name(selected));
+    for (int w = 0; w < 2 && !o->no_memset; w++) {
+        if (run->memset_gbs[w][0] <= 0)
+            continue;
+        out_puts("memset:  ");
+        for (int k = 0; k < run->n_counts; k++)
+            out_printf("%s %.1f GB/s with %d thread%s", k ? "," : "", run->memset_gbs[w][k], run->threads[k],
+                       run->threads[k] == 1 ? "" : "s");
+        out_printf(" (%zu MiB)\n", (MEMSET_BYTES >> 20) / (w ? 2 : 1));
+    }
+    for (int i = 0; i < o->n_outs; i++)
+        print_mt_table(run, o->outs[i]);
+}
+
 static void print_mt_json(const bench_opts *o, const mt_run *run, ggufq_isa selected)
 {
-    out_printf("{\"weights\":%lld,\"bytes\":%zu,\"best_of\":%d,\"fresh\":%s,\"cpu\":", (long long)MT_WEIGHTS,
+    out_printf("{\"weights\":%lld,\"bytes\":%zu,\"best_of\":%d,\"fresh\":%s,\"outs\":[", (long long)MT_WEIGHTS,
                MEMSET_BYTES, BEST_OF, o->fresh ? "true" : "false");
+    for (int i = 0; i < o->n_outs; i++)
+        out_printf("%s\"%s\"", i ? "," : "", bench_out_name(o->outs[i]));
+    out_puts("],\"cpu\":");
     json_write_string(ggufq_cpu_features(), strlen(ggufq_cpu_features()));
     out_printf(",\"selected\":\"%s\",\"memset\":[", ggufq_isa_name(selected));
     bool first = true;
-    for (int k = 0; k < run->n_counts; k++) {
-        if (run->memset_gbs[k] <= 0)
-            continue;
-        out_printf("%s{\"threads\":%d,\"bytes\":%zu,\"gb_per_s\":", first ? "" : ",", run->threads[k],
-                   MEMSET_BYTES);
-        bench_json_number(run->memset_gbs[k]);
-        out_putc('}');
-        first = false;
+    for (int w = 0; w < 2; w++) {
+        for (int k = 0; k < run->n_counts; k++) {
+            if (run->memset_gbs[w][k] <= 0)
+                continue;
+            out_printf("%s{\"threads\":%d,\"bytes\":%zu,\"gb_per_s\":", first ? "" : ",", run->threads[k],
+                       MEMSET_BYTES / (w ? 2 : 1));
+            bench_json_number(run->memset_gbs[w][k]);
+            out_putc('}');
+            first = false;
+        }
     }
     out_puts("],\"dequantize_mt\":[");
     first = true;
     for (int j = 0; j < run->n; j++) {
         for (int k = 0; k < run->n_counts; k++) {
-            const char *type = ggufq_type_name(run->res[j].type);
-            const double g = run->res[j].gbs[k], m = run->res[j].memset_gbs[k];
+            const mt_result *r = &run->res[j];
+            const char *type = ggufq_type_name(r->type);
+            const double g = r->gbs[k], m = r->memset_gbs[k];
             out_puts(first ? "{\"type\":" : ",{\"type\":");
             json_write_string(type, strlen(type));
-            out_printf(",\"threads\":%d,\"gb_per_s\":", run->threads[k]);
+            out_printf(",\"out\":\"%s\",\"bytes\":%zu,\"threads\":%d,\"gb_per_s\":", bench_out_name(r->out),
+                       out_bytes(r->out), run->threads[k]);
             bench_json_number(g);
             out_puts(",\"memset_gb_per_s\":");
             bench_json_number(m);
@@ -197,10 +235,10 @@ int bench_mt(const bench_opts *o)
     run.threads[0] = 1;
     run.threads[1] = bench_max_threads();
     run.n_counts = run.threads[1] > 1 ? 2 : 1;
-    run.res = calloc((size_t)o->n_types, sizeof *run.res);
+    run.res = calloc((size_t)o->n_types * (size_t)o->n_outs, sizeof *run.res);
     /* 64-byte aligned, as frameworks align tensors: with malloc's 16-byte
      * alignment every 64-byte vector store of the kernels spans two cache lines */
-    memset_case m = { aligned_alloc(64, MEMSET_BYTES), 1, 0 };
+    memset_case m = { aligned_alloc(64, MEMSET_BYTES), 1, 0, 0 };
     if (!run.res || !m.buf) {
         free(run.res);
         free(m.buf);
@@ -216,9 +254,12 @@ int bench_mt(const bench_opts *o)
         if (!src)
             continue;
         bench_progress(o, "mt", (int)o->types[j]);
-        mt_result *r = &run.res[run.n++];
-        r->type = o->types[j];
-        mt_bench_type(o, &run, &m, src, r);
+        for (int i = 0; i < o->n_outs; i++) {
+            mt_result *r = &run.res[run.n++];
+            r->type = o->types[j];
+            r->out = o->outs[i];
+            mt_bench_type(o, &run, &m, src, r);
+        }
         free(src);
     }
     bench_progress_done(o);

@@ -7,6 +7,7 @@
  * (opening, planning, writing, fsync) and its peak resident memory comes
  * from wait4()'s rusage, untouched by the other runs. The two outputs are
  * then compared tensor by tensor (names, types, bytes) and as whole files.
+ * The floor beside them: reading the whole input from the page cache.
  * Without --model a synthetic llama F16 model of about 58 M weights is
  * written to a temporary directory first (same seed every time).
  */
@@ -270,6 +271,39 @@ static void time_side(const rq_job *j, bool llama, int runs, rq_side *side)
     }
 }
 
+/*
+ * The floor of any requantization: read() the whole input from the page
+ * cache into a reusable 1 MiB buffer (open to end of file). One warm-up read
+ * first (it brings the file into the page cache if it was not), then the
+ * best of `runs`. 0 if the file cannot be read.
+ */
+#define READ_CHUNK ((size_t)1 << 20)
+
+static double time_read(const char *path, int runs)
+{
+    char *buf = malloc(READ_CHUNK);
+    double best = INFINITY;
+    for (int r = -1; r < runs && buf; r++) {
+        const double t0 = now_seconds();
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            break;
+        ssize_t got;
+        while ((got = read(fd, buf, READ_CHUNK)) > 0 || (got < 0 && errno == EINTR))
+            ;
+        const double t = now_seconds() - t0;
+        close(fd);
+        if (got < 0) {
+            best = INFINITY;
+            break;
+        }
+        if (r >= 0 && t < best)
+            best = t;
+    }
+    free(buf);
+    return isfinite(best) ? best : 0;
+}
+
 /* ------------------------------------------------------------------------- */
 /* Comparing the outputs                                                       */
 /* ------------------------------------------------------------------------- */
@@ -425,7 +459,7 @@ static int bench_target(const rq_opts *o, const char *model, const char *dir, co
 }
 
 static void print_rq_text(const rq_opts *o, const char *model, int64_t weights, const char *llama_why,
-                          const rq_result *res, int n)
+                          double read_s, const rq_result *res, int n)
 {
     out_printf("ggufq %s bench --requant: %d thread%s, best of %d run%s (each a fresh process)\n",
                ggufq_version(), o->threads, o->threads == 1 ? "" : "s", o->runs, o->runs == 1 ? "" : "s");
@@ -435,8 +469,10 @@ static void print_rq_text(const rq_opts *o, const char *model, int64_t weights, 
     else
         out_printf("model:     %s\n", model);
     out_printf("llama.cpp: %s\n\n", llama_why);
-    out_printf("%-10s %12s %12s %9s %12s %12s  %s\n", "target", "llama.cpp s", "ggufq s", "speed-up",
-               "llama.cpp MB", "ggufq MB", "same tensor bytes / same file");
+    out_printf("%-10s %12s %12s %9s %10s %12s %12s  %s\n", "target", "llama.cpp s", "ggufq s", "speed-up",
+               "ggufq/read", "llama.cpp MB", "ggufq MB", "same tensor bytes / same file");
+    if (read_s > 0)
+        out_printf("%-10s %12s %12.3f %9s %10s %12s %12s\n", "read", "-", read_s, "-", "1.00x", "-", "-");
     for (int i = 0; i < n; i++) {
         const rq_result *r = &res[i];
         out_printf("%-10s ", r->target);
@@ -446,18 +482,28 @@ static void print_rq_text(const rq_opts *o, const char *model, int64_t weights, 
             out_printf("%12s ", "-");
         out_printf("%12.3f ", r->ours.seconds);
         if (r->llama.ok)
-            out_printf("%8.2fx %12.1f ", r->llama.seconds / r->ours.seconds, r->llama.max_rss_kb / 1024.0);
+            out_printf("%8.2fx ", r->llama.seconds / r->ours.seconds);
         else
-            out_printf("%9s %12s ", "-", "-");
+            out_printf("%9s ", "-");
+        if (read_s > 0)
+            out_printf("%9.2fx ", r->ours.seconds / read_s);
+        else
+            out_printf("%10s ", "-");
+        if (r->llama.ok)
+            out_printf("%12.1f ", r->llama.max_rss_kb / 1024.0);
+        else
+            out_printf("%12s ", "-");
         static const char *const yn[] = { "-", "no", "yes" };
         out_printf("%12.1f  %s / %s\n", r->ours.max_rss_kb / 1024.0, yn[r->same_tensors + 1],
                    yn[r->same_files + 1]);
     }
-    out_puts("\nMB = peak resident memory of the process (wait4's ru_maxrss).\n");
+    out_puts("\nMB = peak resident memory of the process (wait4's ru_maxrss).\n"
+             "read = reading the whole input from the page cache (read() into a 1 MiB buffer, best of the\n"
+             "runs after a warm-up): the floor; ggufq/read = ggufq's time over it.\n");
 }
 
 static void print_rq_json(const rq_opts *o, const char *model, int64_t weights, const char *llama,
-                          const rq_result *res, int n)
+                          double read_s, const rq_result *res, int n)
 {
     out_printf("{\"threads\":%d,\"runs\":%d,\"model\":", o->threads, o->runs);
     json_write_string(model, strlen(model));
@@ -466,6 +512,8 @@ static void print_rq_json(const rq_opts *o, const char *model, int64_t weights, 
         json_write_string(llama, strlen(llama));
     else
         out_puts("null");
+    out_puts(",\"read_seconds\":");
+    bench_json_number(read_s);
     out_puts(",\"requant\":[");
     static const char *const tri[] = { "null", "false", "true" };
     for (int i = 0; i < n; i++) {
@@ -473,6 +521,8 @@ static void print_rq_json(const rq_opts *o, const char *model, int64_t weights, 
         out_printf("%s{\"target\":", i ? "," : "");
         json_write_string(r->target, strlen(r->target));
         out_printf(",\"ggufq_seconds\":%.6f,\"ggufq_max_rss_kb\":%ld", r->ours.seconds, r->ours.max_rss_kb);
+        out_puts(",\"ggufq_vs_read\":");
+        bench_json_number(read_s > 0 ? r->ours.seconds / read_s : 0);
         if (r->llama.ok)
             out_printf(",\"llama_seconds\":%.6f,\"llama_max_rss_kb\":%ld,\"speedup\":%.4f", r->llama.seconds,
                        r->llama.max_rss_kb, r->llama.seconds / r->ours.seconds);
@@ -526,6 +576,7 @@ int bench_requant(int argc, char **argv)
         rc = write_model_in_child(model);
         weights = model_weights();
     }
+    const double read_s = rc == GGUFQ_OK ? time_read(model, o.runs) : 0;
     rq_result res[MAX_TARGETS];
     int n = 0;
     for (int i = 0; i < o.n_targets && rc == GGUFQ_OK; i++)
@@ -537,8 +588,8 @@ int bench_requant(int argc, char **argv)
     if (rc != GGUFQ_OK)
         return CLI_EXIT_FAIL;
     if (o.json)
-        print_rq_json(&o, model, weights, llama[0] ? llama : NULL, res, n);
+        print_rq_json(&o, model, weights, llama[0] ? llama : NULL, read_s, res, n);
     else
-        print_rq_text(&o, model, weights, why, res, n);
+        print_rq_text(&o, model, weights, why, read_s, res, n);
     return CLI_EXIT_OK;
 }

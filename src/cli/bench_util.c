@@ -60,6 +60,20 @@ double bench_time_best(bench_fn fn, void *ctx, double budget)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Outputs                                                                   */
+/* ------------------------------------------------------------------------- */
+
+static const struct { const char *name; ggufq_type type; size_t bytes; } outs[N_OUTS] = {
+    [OUT_F32] = { "f32", GGUFQ_TYPE_F32, 4 },
+    [OUT_F16] = { "f16", GGUFQ_TYPE_F16, 2 },
+    [OUT_BF16] = { "bf16", GGUFQ_TYPE_BF16, 2 },
+};
+
+const char *bench_out_name(bench_out out) { return outs[out].name; }
+ggufq_type  bench_out_type(bench_out out) { return outs[out].type; }
+size_t      bench_out_bytes(bench_out out) { return outs[out].bytes; }
+
+/* ------------------------------------------------------------------------- */
 /* Inputs                                                                    */
 /* ------------------------------------------------------------------------- */
 
@@ -111,7 +125,9 @@ int bench_case_init(type_case *c, ggufq_type type, const peer *p)
     c->imatrix = malloc((size_t)BENCH_ROW * sizeof(float));
     c->blocks = malloc(bytes);
     c->qout = malloc(bytes);
-    c->out = malloc((size_t)BENCH_WEIGHTS * sizeof(float));
+    /* 64-byte aligned, as frameworks align tensors (malloc's 16 bytes would
+     * split every 64-byte store of the AVX-512 kernels over two lines) */
+    c->out = aligned_alloc(64, (size_t)BENCH_WEIGHTS * sizeof(float));
     if (!c->weights || !c->imatrix || !c->blocks || !c->qout || !c->out)
         return GGUFQ_E_NOMEM;
     fill_gauss(c->weights, BENCH_WEIGHTS, 0x5EEDull + (uint64_t)type);
@@ -147,9 +163,10 @@ static void *memset_slice_run(void *arg)
 {
     const memset_slice *s = arg;
     const memset_case *m = s->m;
-    const size_t slice = MEMSET_BYTES / (size_t)m->threads;
+    const size_t bytes = m->bytes ? m->bytes : MEMSET_BYTES;
+    const size_t slice = bytes / (size_t)m->threads;
     const size_t start = slice * (size_t)s->t;
-    const size_t len = s->t == m->threads - 1 ? MEMSET_BYTES - start : slice;
+    const size_t len = s->t == m->threads - 1 ? bytes - start : slice;
     memset_ptr(m->buf + start, m->value, len);
     return NULL;
 }
@@ -161,7 +178,7 @@ void bench_call_memset(void *ctx)
     memset_case *m = ctx;
     m->value = (m->value + 1) & 0xff;
     if (m->threads <= 1) {
-        memset_ptr(m->buf, m->value, MEMSET_BYTES);
+        memset_ptr(m->buf, m->value, m->bytes ? m->bytes : MEMSET_BYTES);
         return;
     }
     memset_slice s[MEMSET_MAX_THREADS];

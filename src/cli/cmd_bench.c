@@ -71,6 +71,28 @@ static int parse_isas(bench_opts *o, const char *list)
     return CLI_EXIT_OK;
 }
 
+/* --out O,O...: f32, f16, bf16, each once, in the order given. */
+static int parse_outs(bench_opts *o, const char *list)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int out = 0;
+        while (out < N_OUTS && strcmp(tok, bench_out_name((bench_out)out)) != 0)
+            out++;
+        if (out == N_OUTS)
+            return cli_usage_error("bench", "--out: unknown output '%s' (f32, f16, bf16)", tok);
+        bool dup = false;
+        for (int i = 0; i < o->n_outs; i++)
+            dup = dup || o->outs[i] == (bench_out)out;
+        if (!dup)
+            o->outs[o->n_outs++] = (bench_out)out;
+    }
+    if (o->n_outs == 0)
+        return cli_usage_error("bench", "--out needs at least one of f32, f16, bf16");
+    return CLI_EXIT_OK;
+}
+
 /* --mt without --type: the common types, small to large blocks. */
 static const ggufq_type mt_default_types[] = {
     GGUFQ_TYPE_Q4_0, GGUFQ_TYPE_Q8_0, GGUFQ_TYPE_Q4_K, GGUFQ_TYPE_F16
@@ -86,6 +108,8 @@ static void default_lists(bench_opts *o)
             if (ggufq_type_is_valid(t) &&
                 (ggufq_type_is_quantized((ggufq_type)t) || t == GGUFQ_TYPE_F16 || t == GGUFQ_TYPE_BF16))
                 o->types[o->n_types++] = (ggufq_type)t;
+    if (o->n_outs == 0)
+        o->outs[o->n_outs++] = OUT_F32;
     if (o->n_isas == 0)
         for (int i = 0; i < N_ISAS; i++)
             if (ggufq_isa_supported(all_isas[i]))
@@ -120,7 +144,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             val = eq + 1;
         }
         if (strcmp(opt, "--type") != 0 && strcmp(opt, "--isa") != 0 &&
-            strcmp(opt, "--seconds") != 0 && strcmp(opt, "--peer") != 0) {
+            strcmp(opt, "--seconds") != 0 && strcmp(opt, "--peer") != 0 && strcmp(opt, "--out") != 0) {
             if (a[0] == '-')
                 return cli_usage_error("bench", "unknown option '%s'", a);
             return cli_usage_error("bench", "unexpected argument '%s'", a);
@@ -135,6 +159,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             rc = parse_types(o, val);
         } else if (strcmp(opt, "--isa") == 0) {
             rc = parse_isas(o, val);
+        } else if (strcmp(opt, "--out") == 0) {
+            rc = parse_outs(o, val);
         } else if (strcmp(opt, "--peer") == 0) {
             o->peer_dir = val;
         } else {
@@ -176,9 +202,10 @@ int cmd_bench(int argc, char **argv)
 const cli_command cmd_bench_command = {
     .name = "bench",
     .summary = "Measure the kernels' speed (and ggml's, side by side)",
-    .usage = "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--seconds S] [--quantize]\n"
-             "                   [--peer DIR | --no-peer] [--no-memset] [--json]\n"
-             "       ggufq bench --mt [--fresh] [--type T[,T...]] [--seconds S] [--no-memset] [--json]\n"
+    .usage = "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--out O[,O...]] [--seconds S]\n"
+             "                   [--quantize] [--peer DIR | --no-peer] [--no-memset] [--json]\n"
+             "       ggufq bench --mt [--fresh] [--type T[,T...]] [--out O[,O...]] [--seconds S]\n"
+             "                   [--no-memset] [--json]\n"
              "       ggufq bench --requant [--model IN.gguf] [--target T[,T...]] [--threads N]\n"
              "                   [--runs R] [--peer DIR | --no-peer] [--json]",
     .help =
@@ -191,6 +218,14 @@ const cli_command cmd_bench_command = {
       "256 MiB (one thread and all threads) is printed as the memory limit, and\n"
       "over one call's output in the cache as the ceiling for dequantization:\n"
       "the %memset columns give each type's speed as a percentage of it.\n"
+      "The bound column is the speed of a kernel with the type's byte shape\n"
+      "and no decoding (it reads the type's input bytes per weight, every\n"
+      "cache line of them, and stores as many output bytes, with the widest\n"
+      "ISA here): what the memory system allows that type; %bound gives each\n"
+      "type's speed as a percentage of it. With --out f16 or bf16,\n"
+      "ggufq_dequantize_to into that output is timed too, one table per\n"
+      "output, against memset and the bound of its bytes, and 'x f32' is its\n"
+      "weight rate over the f32 output's (half the bytes: the goal is 1.7x).\n"
       "Every report starts with where it comes from, as 'ggufq cpu' prints it:\n"
       "the CPU model and CPUs, the ggufq version, git commit, build type and\n"
       "compiler, and the ISA in use (in JSON: \"provenance\").\n"
@@ -200,8 +235,10 @@ const cli_command cmd_bench_command = {
       "                 with --mt: q4_0, q8_0, q4_K and f16)\n"
       "  --isa I,...    ISAs to time: scalar, avx2, avx512, neon (default: all\n"
       "                 this CPU runs)\n"
+      "  --out O,...    Outputs of dequantization to time: f32, f16, bf16\n"
+      "                 (default: f32); one table each\n"
       "  --seconds S    Time spent on each measurement, split over its rounds\n"
-      "                 (default 0.1: about 15 s for every type and ISA)\n"
+      "                 (default 0.1: about 20 s for every type and ISA)\n"
       "  --quantize     Time quantization too (IQ types take a while)\n"
       "  --peer DIR     Directory of ggml's libggml-base.so (default:\n"
       "                 $GGUFQ_PEER_DIR, else peer/package/bins/linux-x64 next\n"
@@ -210,9 +247,12 @@ const cli_command cmd_bench_command = {
       "  --no-memset    Do not measure memset's bandwidth\n"
       "  --json         Print one JSON object instead of tables:\n"
       "                 {\"weights\", \"seconds\", \"best_of\", \"cpu\", \"selected\",\n"
-      "                  \"peer\", \"memset\": [{\"threads\", \"bytes\", \"gb_per_s\"}, ...],\n"
+      "                  \"peer\", \"outs\", \"memset\": [{\"threads\", \"bytes\", \"gb_per_s\"},\n"
+      "                  ...], \"bound_isa\", \"bound\": [{\"type\", \"out\",\n"
+      "                  \"mweights_per_s\", \"gb_per_s\"}, ...],\n"
       "                  \"dequantize\"/\"quantize\": [{\"type\", \"impl\" (an ISA or\n"
-      "                  \"ggml\"), \"mweights_per_s\", \"gb_per_s\", \"vs_ggml\"}, ...],\n"
+      "                  \"ggml\"), \"out\", \"mweights_per_s\", \"gb_per_s\", \"vs_ggml\",\n"
+      "                  \"percent_of_memset\", \"percent_of_bound\", \"vs_f32\"}, ...],\n"
       "                  \"geomean_vs_ggml\": {\"dequantize\": {isa: ratio}, ...},\n"
       "                  \"provenance\": {...}}\n"
       "  --mt           Time ggufq_dequantize_mt out of the cache instead (below)\n"
@@ -223,6 +263,8 @@ const cli_command cmd_bench_command = {
       "With --mt: ggufq_dequantize_mt of 64 Mi weights (256 MiB of f32 output,\n"
       "far out of the cache) with one thread and with all threads, each next to\n"
       "memset's bandwidth over the same buffer (their passes alternate). With\n"
+      "--out f16 or bf16, ggufq_dequantize_to into 128 MiB of that output too,\n"
+      "next to memset of 128 MiB (one table per output). With\n"
       "--fresh every pass writes into a newly allocated, never-touched buffer,\n"
       "as a caller that allocates its output array does, and memset is timed\n"
       "on a fresh buffer too: both then pay for the page faults. --seconds is\n"
@@ -232,6 +274,9 @@ const cli_command cmd_bench_command = {
       "llama.cpp's llama_model_quantize (the peer's libllama), each run in a\n"
       "fresh process: best wall time of R runs, peak resident memory, and\n"
       "whether the two outputs have the same tensor bytes and are the same file.\n"
+      "Beside them the floor: reading the whole input from the page cache\n"
+      "(read() into a 1 MiB buffer, best of R after a warm-up read), with\n"
+      "each target's ggufq time over it (ggufq/read).\n"
       "  --model IN.gguf   The model (default: a synthetic 58 M-weight F16 llama,\n"
       "                    written to $TMPDIR first)\n"
       "  --target T,...    Targets, as 'ggufq requant' reads TYPE (default\n"

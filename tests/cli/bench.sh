@@ -105,10 +105,10 @@ out_line "^selected: $SELECTED\$" "bench names the selected ISA"
 out_line '^machine:  .+ CPUs? online' "bench: machine line"
 out_line '^build:    ggufq [0-9.]+, commit ' "bench: build line"
 [ "$(grep -c '^q4_0 ' "$TMP/out")" -eq 1 ] || fail "bench --type q4_0: expected one q4_0 row"
-out_line ' GB/s over 256 KiB, one thread \(one call.s output, in cache: the ceiling for dequantize\)$' \
+out_line ' GB/s over 256 KiB, one thread \(one call.s f32 output, in cache: the ceiling for dequantize\)$' \
     "bench: the in-cache memset"
-out_line '^%memset = speed as a percentage of a memset of the same output bytes \(in cache\)$' "bench: %memset legend"
-# the %memset columns are the last: as many as ISAs, whole numbers
+out_line '^%memset = speed as a percentage of a memset of the same output bytes \(in cache, its best in the run\);$' "bench: %memset legend"
+# the %memset and %bound columns are the last: as many as ISAs each, whole numbers
 grep -E '^q4_0 ' "$TMP/out" | awk '{ if ($NF !~ /^[0-9]+$/) exit 1 }' || fail "bench: no %memset figure on the q4_0 row"
 if grep -q '^ggml: .*libggml-base.so (reference kernels)$' "$TMP/out"; then
     out_line '^geomean +[0-9]' "bench geomean row (peer present)"
@@ -133,13 +133,67 @@ json_ok "$TMP/out" "bench --json --quantize" \
     "doc['peer'] is None and [r['impl'] for r in doc['quantize']] == ['scalar'] and \
      doc['geomean_vs_ggml']['quantize']['scalar'] is None"
 
-# --mt --fresh: a never-touched output buffer each pass (256 MiB; kept to one type, no memset)
-run bench --mt --fresh --json --type q8_0 --seconds 0.01 --no-memset
-expect 0 "bench --mt --fresh --json"
+# --out: one table per output, each with the bound and %bound columns; the
+# half outputs' tables also compare their weight rate with the f32 output's
+run bench --type q4_0 --isa scalar --out f32,bf16 --seconds 0.02 --no-peer
+expect 0 "bench --out f32,bf16"
+out_line '^dequantize: Mw/s = million weights per second, GB/s = of f32 output;$' "bench --out: f32 table"
+out_line '^dequantize to bf16: Mw/s = million weights per second, GB/s = of bf16 output;$' "bench --out: bf16 table"
+! grep -q '^dequantize to f16' "$TMP/out" || fail "bench --out f32,bf16: an f16 table"
+out_line '^bound = a kernel with the type.s input and output bytes and no decoding \((avx512|avx2|neon|scalar)\), GB/s;$' \
+    "bench --out: bound legend"
+out_line '^%bound = speed as a percentage of it: how far from what the memory system allows' "bench: %bound legend"
+out_line '^x f32 = weights per second against the f32 output.s \(the goal: 1.7 or more\)$' "bench: x f32 legend"
+out_line '^ +scalar +bound +%memset +%bound$' "bench --out: f32 heading"
+out_line '^ +scalar +bound +%memset +%bound +x f32$' "bench --out: bf16 heading"
+out_line ' GB/s over 128 KiB, one thread \(one call.s f16/bf16 output, in cache: the ceiling for dequantize\)$' \
+    "bench --out: the half outputs' in-cache memset"
+# q4_0 rows: Mw/s, GB/s, bound, %memset, %bound (and x f32 on the bf16 table)
+grep -E '^q4_0 ' "$TMP/out" | awk 'NR == 1 && NF != 6 || NR == 2 && (NF != 7 || $NF !~ /^[0-9]+\.[0-9][0-9]$/) ||
+    $4 !~ /^[0-9]+\.[0-9][0-9]$/ || $5 !~ /^[0-9]+$/ || $6 !~ /^[0-9]+$/ { bad = 1 } END { exit bad || NR != 2 }' ||
+    fail "bench --out f32,bf16: q4_0 rows: $(grep -E '^q4_0 ' "$TMP/out")"
+
+run bench --json --type q4_0 --isa scalar --out f16,f32 --seconds 0.02 --no-memset
+expect 0 "bench --json --out f16,f32"
+json_ok "$TMP/out" "bench --json --out" \
+    "doc['outs'] == ['f16', 'f32'] and doc['bound_isa'] in ('scalar', 'avx2', 'avx512', 'neon') and \
+     sorted((b['type'], b['out']) for b in doc['bound']) == [('q4_0', 'f16'), ('q4_0', 'f32')] and \
+     all(b['gb_per_s'] > 0 for b in doc['bound']) and \
+     [(r['impl'], r['out']) for r in doc['dequantize'] if r['impl'] != 'ggml'] == [('scalar', 'f16'), ('scalar', 'f32')] and \
+     all(r['out'] == 'f32' for r in doc['dequantize'] if r['impl'] == 'ggml') and \
+     all(r['percent_of_bound'] > 0 and r['percent_of_memset'] is None for r in doc['dequantize'] if r['impl'] != 'ggml') and \
+     [r['vs_ggml'] for r in doc['dequantize'] if r['out'] == 'f16'] == [None] and \
+     all(('vs_f32' in r) == (r['out'] == 'f16') for r in doc['dequantize']) and \
+     all(r['vs_f32'] > 0 for r in doc['dequantize'] if r['out'] == 'f16')"
+for bad in f64 f32,q4_0 ,; do
+    run bench --type q4_0 --out "$bad"
+    expect 2 "bench --out '$bad'"
+done
+err_has "--out needs at least one of f32, f16, bf16" "bench --out ','"
+run bench --type q4_0 --out=q8_0
+expect 2 "bench --out=q8_0"
+err_has "--out: unknown output 'q8_0' (f32, f16, bf16)" "bench --out=q8_0"
+run bench --type q4_0 --out
+expect 2 "bench --out (no value)"
+
+# --mt --fresh: a never-touched output buffer each pass (256 MiB, and 128 MiB for a half
+# output; kept to one type, no memset)
+run bench --mt --fresh --json --type q8_0 --out bf16,f32 --seconds 0.01 --no-memset
+expect 0 "bench --mt --fresh --json --out bf16,f32"
 json_ok "$TMP/out" "bench --mt --fresh --json" \
-    "doc['fresh'] is True and doc['bytes'] == 268435456 and doc['memset'] == [] and \
+    "doc['fresh'] is True and doc['bytes'] == 268435456 and doc['memset'] == [] and doc['outs'] == ['bf16', 'f32'] and \
+     sorted(set((r['out'], r['bytes']) for r in doc['dequantize_mt'])) == [('bf16', 134217728), ('f32', 268435456)] and \
      all(r['type'] == 'q8_0' and r['gb_per_s'] > 0 for r in doc['dequantize_mt']) and \
      doc['provenance']['isa'] == '$SELECTED'"
+# --mt --out: each output's own table, next to memset of its bytes
+run bench --mt --out f16 --type q8_0 --seconds 0.01
+expect 0 "bench --mt --out f16"
+out_line '^dequantize to f16 \(128 MiB of output\); % memset: ' "bench --mt --out f16: table"
+out_line '^memset: +[0-9.]+ GB/s with 1 thread.* \(128 MiB\)$' "bench --mt --out f16: memset of 128 MiB"
+! grep -q '^dequantize to f32' "$TMP/out" || fail "bench --mt --out f16: an f32 table"
+out_line '^q8_0 +[0-9]+\.[0-9]{2} +[0-9]+% ' "bench --mt --out f16: q8_0 row"
+run bench --mt --out f8
+expect 2 "bench --mt --out f8"
 run bench --fresh --type q8_0
 expect 2 "bench --fresh without --mt"
 err_has "--fresh goes with --mt" "bench --fresh without --mt"
@@ -152,16 +206,23 @@ expect 0 "bench --requant"
 out_line '^q4_0 ' "bench --requant: q4_0 row"
 out_line '^Q4_K_M ' "bench --requant: Q4_K_M row"
 out_line '^IQ4_XS ' "bench --requant: IQ4_XS row"
+# the floor: reading the input from the page cache, and each target's time over it
+out_line '^target +llama.cpp s +ggufq s +speed-up +ggufq/read +llama.cpp MB +ggufq MB ' "bench --requant: heading"
+out_line '^read +- +[0-9]+\.[0-9]{3} +- +1\.00x +- +-$' "bench --requant: read row"
+out_line '^q4_0 +([0-9]+\.[0-9]{3}|-) +[0-9]+\.[0-9]{3} +([0-9]+\.[0-9]{2}x|-) +[0-9]+\.[0-9]{2}x ' \
+    "bench --requant: q4_0 row with ggufq/read"
+out_line '^read = reading the whole input from the page cache' "bench --requant: read legend"
 if grep -q '^llama.cpp: .*libllama.*(llama_model_quantize)$' "$TMP/out"; then
     [ "$(grep -c ' yes / yes$' "$TMP/out")" -eq 3 ] || fail "bench --requant: outputs differ from llama.cpp's"
 else
     echo "note: libllama not found: no comparison with llama.cpp checked"
 fi
-run bench --requant --model "$FIXTURE" --target q4_0 --runs 2 --threads 2 --no-peer --json
+run bench --requant --model "$FIXTURE" --target q4_0,Q8_0 --runs 2 --threads 2 --no-peer --json
 expect 0 "bench --requant --json --no-peer"
 json_ok "$TMP/out" "bench --requant --json" \
     "doc['threads'] == 2 and doc['runs'] == 2 and doc['llama'] is None and doc['synthetic_weights'] == 0 and \
-     [r['target'] for r in doc['requant']] == ['q4_0'] and doc['requant'][0]['ggufq_seconds'] > 0 and \
+     [r['target'] for r in doc['requant']] == ['q4_0', 'Q8_0'] and doc['requant'][0]['ggufq_seconds'] > 0 and \
+     doc['read_seconds'] > 0 and all(r['ggufq_vs_read'] > 0 for r in doc['requant']) and \
      doc['requant'][0]['ggufq_max_rss_kb'] > 0 and doc['requant'][0]['same_file'] is None and \
      doc['provenance']['isa'] == '$SELECTED'"
 run bench --requant --help
