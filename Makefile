@@ -37,7 +37,7 @@ SECONDS  ?= 60
 FUZZ_TARGETS := fuzz_gguf fuzz_dequant fuzz_convert fuzz_requant_opts
 FUZZ_FLAGS ?=
 
-.PHONY: all build deps configure run test test-python bench bench-requant install uninstall clean peer test-neon test-x86-fallbacks test-asan test-tsan fuzz \
+.PHONY: all build deps configure run test test-python bench bench-requant install uninstall clean peer test-neon mca-report test-x86-fallbacks test-asan test-tsan fuzz \
 	test-debug test-clang test-matrix
 
 all: build
@@ -116,6 +116,12 @@ test-neon:
 	@file build-neon/ggufq | sed 's/,.*//; s/^/binary: /' || true
 	qemu-aarch64 build-neon/ggufq cpu
 	cd build-neon && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# The dequantizers' hot loops through llvm-mca (NEON on Neoverse, AVX2/AVX-512 on Zen 4):
+# the ARM path cannot be timed here, so it is analysed.
+mca-report:
+	@sh scripts/install-deps --mca
+	python3 tools/mca-report
 
 # Lower x86 paths on an AVX-512 machine: the built suite under emulated
 # Haswell (dispatch must pick avx2) and Nehalem (scalar) CPUs.
