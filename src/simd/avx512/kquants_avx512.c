@@ -1,22 +1,23 @@
 /*
- * kquants_avx512.c — AVX-512 dequantizers for the K-quants Q3_K and Q5_K.
- * SIMD twin of src/quants/kquants.c.
+ * kquants_avx512.c — AVX-512 dequantizers for the K-quants Q2_K, Q3_K,
+ * Q4_K, Q5_K and Q6_K. SIMD twin of src/quants/kquants.c.
  *
- * Q2_K, Q4_K, Q6_K and Q8_K are left to the AVX2 kernels (kquants_avx2.c),
- * which the AVX-512 table starts from: `ggufq bench` measured them faster
- * than the AVX-512 ones that were here (Gw/s, AVX2 vs AVX-512: Q2_K 9.9 vs
- * 7.4, Q4_K 13.1 vs 6.4, Q6_K 10.2 vs 9.0; Q8_K ~14 %). Q3_K stays (9.6 vs
- * 8.1 on AVX2); Q5_K measured even and stays.
+ * Q8_K is left to the AVX2 kernel (kquants_avx2.c): a 512-bit widen,
+ * convert and multiply measured no faster (the stores set its pace).
  *
  * How it vectorises: levels are widened sixteen bytes at a time to int32
  * lanes (vpmovzxbd). Each sub-block's outputs are first computed for every
- * possible level (Q3_K: 8, Q5_K: 32), with the scalar kernel's float
+ * possible level (Q2_K: 4, Q3_K: 8, Q4_K: 16, Q5_K: 32), with the scalar kernel's float
  * operations (d*scale*level - dmin*min, same order, same roundings), into one
  * or two registers; the weights are then table lookups (vpermps /
  * vpermt2ps), whose index is the level's bit field in place: those
  * instructions read only the low 4 (5) index bits, so no masking is needed.
  * The lookup returns exactly the float the scalar computes for that level,
- * so results are bit-identical.
+ * so results are bit-identical. Q6_K's 64 levels are too many for a
+ * table: its levels are made as bytes, widened, converted and multiplied.
+ * The per-block factors are staged one block ahead and read back as
+ * broadcast memory operands (GQ_REREAD, vec_avx512.h): the shuffle pipes
+ * that the lookups and widenings need set the pace of these loops.
  * Uses AVX-512 F/BW/VL/DQ only (no VBMI). Blocks are read through byte
  * offsets (no struct alignment assumed); nothing outside the n / 256 blocks
  * is read or written.
@@ -29,9 +30,15 @@
 #include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
+#include "simd/avx512/vec_avx512.h"
 
 /* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
+    Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales),
+    Q2K_QS = offsetof(blk_q2_K, qs), Q2K_D = offsetof(blk_q2_K, d),
+    Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs),
+    Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
+    Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
     Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask),
     Q3K_QS = offsetof(blk_q3_K, qs), Q3K_SCALES = offsetof(blk_q3_K, scales),
     Q3K_D = offsetof(blk_q3_K, d),
@@ -42,13 +49,8 @@ enum {
 
 #define ALIGNED64 __attribute__((aligned(64)))
 
-/*
- * Make the compiler forget what it stored in a small per-block array, so
- * that its elements are re-read with broadcast loads (load port only)
- * instead of being extracted with shuffles (which compete with the table
- * lookups for the one shuffle port).
- */
-#define REREAD_FROM_MEMORY(arr) __asm__("" : "+m"(arr))
+/* see GQ_REREAD (vec_avx512.h) */
+#define REREAD_FROM_MEMORY(arr) GQ_REREAD(arr)
 
 /* Sixteen bytes widened to sixteen int32 lanes. */
 static inline __m512i widen16(const uint8_t *p)
@@ -65,6 +67,58 @@ static inline __m512 levels_4bit(int base)
 {
     return _mm512_add_ps(_mm512_set1_ps((float)base),
                          _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+/* ------------------------------------------------------------------ Q2_K */
+
+/* f[j] = d * (sc_j & 15), f[16 + j] = dmin * (sc_j >> 4): the scalar's dl, ml. */
+static inline void q2_K_factors(const uint8_t *b, float f[32])
+{
+    const __m512i sc = widen16(b + Q2K_SCALES);
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)gq_load_u32(b + Q2K_D))); /* d, dmin */
+    _mm512_store_ps(f, _mm512_mul_ps(_mm512_broadcastss_ps(dd),
+                                     _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15)))));
+    _mm512_store_ps(f + 16, _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_set1_epi32(1), _mm512_castps128_ps512(dd)),
+                                          _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4))));
+}
+
+/*
+ * Weight 128h + 32s + 16g + l is bits 2s of qs[32h + 16g + l], sub-block
+ * 8h + 2s + g: the 16 bytes qs[32h + 16g ..] are widened once and shifted
+ * by 2s for each s; vpermps reads index bits 0..3, i.e. this field and the
+ * next, so table lane k holds dl * (k & 3) - ml.
+ */
+static inline void q2_K_expand(const uint8_t *b, const float f[32], float *dst)
+{
+    const __m512 lv = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    for (int h = 0; h < 2; h++)
+        for (int g = 0; g < 2; g++) {
+            const __m512i q = widen16(b + Q2K_QS + 32 * h + 16 * g);
+            for (int s = 0; s < 4; s++) {
+                const int j = 8 * h + 2 * s + g;
+                const __m512 t = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(f[j]), lv), _mm512_set1_ps(f[16 + j]));
+                const __m512i ix = s == 0 ? q : s == 1 ? _mm512_srli_epi32(q, 2)
+                                 : s == 2 ? _mm512_srli_epi32(q, 4) : _mm512_srli_epi32(q, 6);
+                _mm512_storeu_ps(dst + 128 * h + 32 * s + 16 * g, _mm512_permutexvar_ps(ix, t));
+            }
+        }
+}
+
+/* Factors are staged one block ahead (see k4_stage below for why). */
+void gq_avx512_dequantize_q2_K(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    float f[2][32] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q2_K_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q2K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q2_K_factors(b + Q2K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q2_K_expand(b, f[i & 1], dst);
+    }
 }
 
 /* ------------------------------------------------------------------ Q3_K */
@@ -202,5 +256,102 @@ void gq_avx512_dequantize_q5_K(const void *src, float *dst, int64_t n)
             q5_K_prepare(b + Q5K_BYTES, &st[(i + 1) & 1]);
         REREAD_FROM_MEMORY(st);
         q5_K_expand(&st[i & 1], dst);
+    }
+}
+
+/* ------------------------------------------------------------------ Q4_K */
+
+/* 64 weights per 32 bytes of qs: low nibbles are sub-block 2k, high ones 2k + 1;
+ * table lane c holds d_j * c - m_j, the scalar's d1 * (q & 0xF) - m1. */
+static inline void q4_K_expand(const uint8_t *qs, const float f[16], float *dst)
+{
+    const __m512 lv = levels_4bit(0);
+    for (int k = 0; k < 4; k++, qs += 32, dst += 64) {
+        const __m512 t1 = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(f[2 * k]), lv), _mm512_set1_ps(f[8 + 2 * k]));
+        const __m512 t2 = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(f[2 * k + 1]), lv),
+                                        _mm512_set1_ps(f[8 + 2 * k + 1]));
+        for (int l = 0; l < 32; l += 16) {
+            const __m512i q = widen16(qs + l);
+            _mm512_storeu_ps(dst + l, _mm512_permutexvar_ps(q, t1));
+            _mm512_storeu_ps(dst + 32 + l, _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), t2));
+        }
+    }
+}
+
+/* Factors staged one block ahead, as Q5_K's. */
+void gq_avx512_dequantize_q4_K(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    float f[2][16] ALIGNED64;
+    if (nb <= 0)
+        return;
+    k4_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q4K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            k4_factors(b + Q4K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q4_K_expand(b + Q4K_QS, f[i & 1], dst);
+    }
+}
+
+/* ------------------------------------------------------------------ Q6_K */
+
+/* f[j] = d * sc_j, the scalar's first rounding of d * sc * q. */
+static inline void q6_K_factors(const uint8_t *b, float f[16])
+{
+    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + Q6K_SCALES)));
+    _mm512_store_ps(f, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q6K_D)), _mm512_cvtepi32_ps(sc)));
+}
+
+/* 16 signed byte levels widened, converted and times f: the scalar's second rounding. */
+static inline void q6_K_store16(float *dst, __m128i lv, const float *f)
+{
+    _mm512_storeu_ps(dst, _mm512_mul_ps(_mm512_set1_ps(*f), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lv))));
+}
+
+/*
+ * Per 128 weights: levels (4 low bits | 2 high bits << 4) - 32 made as
+ * bytes, 32 at a time (16-bit shifts: the bits kept never cross a byte),
+ * then widened 16 at a time: the int32 lanes see only the widening, the
+ * conversion and the multiply.
+ */
+static inline void q6_K_expand(const uint8_t *b, const float f[16], float *dst)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; h++, dst += 128) {
+        const uint8_t *ql = b + Q6K_QL + 64 * h;
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)ql);
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
+        const __m256i hv = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q6K_QH + 32 * h));
+        /* (x & 0x0F) | (y & 0x30), then - 32 */
+        const __m256i q[4] = {
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, a, _mm256_and_si256(_mm256_slli_epi16(hv, 4), top2), 0xCA), off),
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, c, _mm256_and_si256(_mm256_slli_epi16(hv, 2), top2), 0xCA), off),
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, _mm256_srli_epi16(a, 4), _mm256_and_si256(hv, top2), 0xCA), off),
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, _mm256_srli_epi16(c, 4),
+                                                      _mm256_and_si256(_mm256_srli_epi16(hv, 2), top2), 0xCA), off),
+        };
+        const float *fh = f + 8 * h;
+        for (int r = 0; r < 4; r++) {
+            q6_K_store16(dst + 32 * r, _mm256_castsi256_si128(q[r]), fh + 2 * r);
+            q6_K_store16(dst + 32 * r + 16, _mm256_extracti128_si256(q[r], 1), fh + 2 * r + 1);
+        }
+    }
+}
+
+void gq_avx512_dequantize_q6_K(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    float f[2][16] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q6_K_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q6K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q6_K_factors(b + Q6K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q6_K_expand(b, f[i & 1], dst);
     }
 }

@@ -135,4 +135,53 @@ static __attribute__((unused)) void gather_rows(const float *base, int n, const 
     }
 }
 
+/* ------------------------------------------------------------------------- */
+/* Dequantizer helpers (legacy_avx512.c, kquants_avx512.c)                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * The dequantizers' outputs are table lookups (vpermps / vpermt2ps) of
+ * indexes widened by vpmovzxbd: both run on the same two shuffle pipes,
+ * which set the pace (Zen 4: a 512-bit shuffle holds both for a cycle).
+ * So per-block factors are never broadcast from a register (one more
+ * shuffle each): they are parked in a small array and re-read with
+ * broadcast memory operands (load pipes). GQ_REREAD makes the compiler
+ * forget what it stored there, so that it does re-read.
+ */
+#define GQ_REREAD(arr) __asm__("" : "+m"(arr))
+
+/*
+ * A ring of per-block float pairs (the F16 d and m of a legacy block,
+ * converted): block b's pair is converted GQ_AHEAD blocks before it is
+ * used, so the loads that read it find the store long done (a load that
+ * must be forwarded from a store still in flight stalls).
+ */
+enum { GQ_RING = 8, GQ_AHEAD = 4 };
+typedef float gq_scale_ring[GQ_RING][2];
+
+/* The two F16 at p (any alignment) as floats into slot[0..1]. */
+static inline void gq_stage_f16x2(const uint8_t *p, float *slot)
+{
+    uint32_t w;
+    memcpy(&w, p, sizeof w);
+    _mm_storel_pi((__m64 *)(void *)slot, _mm_cvtph_ps(_mm_cvtsi32_si128((int)w)));
+}
+
+/* Stage the first GQ_AHEAD of nb blocks (bytes apart, first at blk). */
+static inline void gq_ring_start(gq_scale_ring ring, const uint8_t *blk, int64_t nb, int bytes)
+{
+    for (int64_t b = 0; b < GQ_AHEAD && b < nb; b++)
+        gq_stage_f16x2(blk + bytes * b, ring[b]);
+}
+
+/* Block b's pair (blk points at block b), staging block b + GQ_AHEAD first. */
+static inline const float *gq_ring_next(gq_scale_ring ring, const uint8_t *blk, int64_t b, int64_t nb,
+                                        int bytes)
+{
+    if (b + GQ_AHEAD < nb)
+        gq_stage_f16x2(blk + bytes * GQ_AHEAD, ring[(b + GQ_AHEAD) % GQ_RING]);
+    GQ_REREAD(*(float (*)[GQ_RING][2])ring);
+    return ring[b % GQ_RING];
+}
+
 #endif
