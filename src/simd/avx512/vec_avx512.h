@@ -7,8 +7,9 @@
  * Included by the AVX-512 kernel files that use
  * src/simd/portable/search-inl.h
  * (avx512/kquants_quant_avx512.c, avx512/legacy_imatrix_avx512.c) before that
- * header; every helper is static inline or marked unused, so a file may
- * use any subset.
+ * header, and by the dequantizers (avx512/legacy_avx512.c,
+ * avx512/kquants_avx512.c) for the helpers at the end; every helper is
+ * static inline or marked unused, so a file may use any subset.
  */
 #ifndef GGUFQ_VEC_AVX512_H
 #define GGUFQ_VEC_AVX512_H
