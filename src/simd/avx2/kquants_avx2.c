@@ -16,6 +16,7 @@
  * nothing outside the n / 256 blocks is read or written.
  */
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,6 +51,15 @@ static inline __m256i widen8(const uint8_t *p)
     return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
 }
 
+/* The 32 bytes of v, 8 per vector of int32 lanes, sign- or zero-extended. */
+static inline void byte_lanes32(__m256i v, __m256i c[4], bool is_signed)
+{
+    const __m128i a = _mm256_castsi256_si128(v), b = _mm256_extracti128_si256(v, 1);
+    const __m128i part[4] = { a, _mm_unpackhi_epi64(a, a), b, _mm_unpackhi_epi64(b, b) };
+    for (int g = 0; g < 4; g++)
+        c[g] = is_signed ? _mm256_cvtepi8_epi32(part[g]) : _mm256_cvtepu8_epi32(part[g]);
+}
+
 /* Eight unsigned bytes (packed in a uint64) times a float factor: f * (float)byte. */
 static inline __m256 scale8(uint64_t bytes, __m256 f)
 {
@@ -66,11 +76,10 @@ static inline __m256 affine(__m256i q, __m256 f, __m256 m)
 /* affine() of 32 unsigned byte levels, stored to y[0..31]. */
 static inline void affine32(__m256i lv, __m256 f, __m256 m, float *y)
 {
-    const __m128i a = _mm256_castsi256_si128(lv), c = _mm256_extracti128_si256(lv, 1);
-    _mm256_storeu_ps(y, affine(_mm256_cvtepu8_epi32(a), f, m));
-    _mm256_storeu_ps(y + 8, affine(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(a, a)), f, m));
-    _mm256_storeu_ps(y + 16, affine(_mm256_cvtepu8_epi32(c), f, m));
-    _mm256_storeu_ps(y + 24, affine(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(c, c)), f, m));
+    __m256i c[4];
+    byte_lanes32(lv, c, false);
+    for (int g = 0; g < 4; g++)
+        _mm256_storeu_ps(y + 8 * g, affine(c[g], f, m));
 }
 
 /* ------------------------------------------------------------------ Q2_K */
@@ -250,31 +259,36 @@ static inline void q6_K_factors(const uint8_t *b, float *f)
     }
 }
 
+/* 32 signed byte levels widened 8 at a time, converted and times f[0] (bytes
+ * 0..15) or f[1] (16..31): the scalar's second rounding of d * sc * q. */
+static inline void q6_K_store32(float *dst, __m256i lv, const float *f)
+{
+    __m256i c[4];
+    byte_lanes32(lv, c, true);
+    for (int g = 0; g < 4; g++)
+        _mm256_storeu_ps(dst + 8 * g, _mm256_mul_ps(_mm256_set1_ps(f[g / 2]), _mm256_cvtepi32_ps(c[g])));
+}
+
+/*
+ * Per 128 weights: levels (4 low bits | 2 high bits << 4) - 32 made as
+ * bytes, 32 at a time (16-bit shifts: the bits kept never cross a byte),
+ * then widened 8 at a time: 5 byte-wide operations per 32 weights where
+ * int32 lanes took 4 per 8.
+ */
 static inline void q6_K_expand(const uint8_t *b, const float *ds, float *dst)
 {
-    const __m256i low4 = _mm256_set1_epi32(15), top2 = _mm256_set1_epi32(0x30);
-    const __m256i off = _mm256_set1_epi32(32);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
     for (int h = 0; h < 2; h++, dst += 128) {
-        const uint8_t *ql = b + Q6K_QL + 64 * h, *qh = b + Q6K_QH + 32 * h;
-        for (int l = 0; l < 32; l += 8) {
-            const int is = 8 * h + l / 16;
-            const __m256i a = widen8(ql + l), c = widen8(ql + 32 + l), hv = widen8(qh + l);
-            /* level = (4 low bits | 2 high bits << 4) - 32 */
-            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(a, low4),
-                                               _mm256_and_si256(_mm256_slli_epi32(hv, 4), top2));
-            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(c, low4),
-                                               _mm256_and_si256(_mm256_slli_epi32(hv, 2), top2));
-            const __m256i q3 = _mm256_or_si256(_mm256_srli_epi32(a, 4), _mm256_and_si256(hv, top2));
-            const __m256i q4 = _mm256_or_si256(_mm256_srli_epi32(c, 4),
-                                               _mm256_and_si256(_mm256_srli_epi32(hv, 2), top2));
-            _mm256_storeu_ps(dst + l, _mm256_mul_ps(_mm256_set1_ps(ds[is]),
-                             _mm256_cvtepi32_ps(_mm256_sub_epi32(q1, off))));
-            _mm256_storeu_ps(dst + l + 32, _mm256_mul_ps(_mm256_set1_ps(ds[is + 2]),
-                             _mm256_cvtepi32_ps(_mm256_sub_epi32(q2, off))));
-            _mm256_storeu_ps(dst + l + 64, _mm256_mul_ps(_mm256_set1_ps(ds[is + 4]),
-                             _mm256_cvtepi32_ps(_mm256_sub_epi32(q3, off))));
-            _mm256_storeu_ps(dst + l + 96, _mm256_mul_ps(_mm256_set1_ps(ds[is + 6]),
-                             _mm256_cvtepi32_ps(_mm256_sub_epi32(q4, off))));
+        const uint8_t *ql = b + Q6K_QL + 64 * h;
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)ql);
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
+        const __m256i hv = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q6K_QH + 32 * h));
+        const __m256i lo[4] = { a, c, _mm256_srli_epi16(a, 4), _mm256_srli_epi16(c, 4) };
+        const __m256i hi[4] = { _mm256_slli_epi16(hv, 4), _mm256_slli_epi16(hv, 2), hv, _mm256_srli_epi16(hv, 2) };
+        const float *fh = ds + 8 * h;
+        for (int r = 0; r < 4; r++) {
+            const __m256i q = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(lo[r], low4), _mm256_and_si256(hi[r], top2)), off);
+            q6_K_store32(dst + 32 * r, q, fh + 2 * r);
         }
     }
 }
