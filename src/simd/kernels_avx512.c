@@ -13,8 +13,9 @@
  * (AVX2 vs AVX-512): Q2_0 ~9 %, IQ1_M ~17 %, IQ4_NL/IQ4_XS ~14 %, TQ1_0
  * 10.9 vs 7.8, TQ2_0 12.9 vs 8.4, MXFP4 ~8 %, NVFP4 ~20 %; Q8_0, Q8_1 and
  * Q8_K: a 512-bit widen-convert-multiply measured no faster (the stores
- * set the pace). Quantizers of Q1_0, Q2_0, IQ4_*, TQ*_0 and the FP4 types have
- * no AVX-512 version. An AVX-512 kernel that beats AVX2 replaces its row.
+ * set the pace); Q2_K: 512-bit lookups measured 74 vs 76 %memset.
+ * Quantizers of Q1_0, Q2_0, IQ4_*, TQ*_0 and the FP4 types have no
+ * AVX-512 version. An AVX-512 kernel that beats AVX2 replaces its row.
  *
  * Compiled for the baseline CPU like dispatch.c: it only holds addresses.
  */
@@ -52,7 +53,7 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE(Q2_0, q2_0, avx2),
     GQ_QUANTIZE(Q2_0, q2_0, avx2),
     /* kquants: kquants_avx2.c, kquants_quant_avx512.c, kquants_avx512.c */
-    GQ_DEQUANTIZE(Q2_K, q2_K, avx512),
+    GQ_DEQUANTIZE(Q2_K, q2_K, avx2),
     GQ_QUANTIZE(Q2_K, q2_K, avx512),
     GQ_DEQUANTIZE(Q3_K, q3_K, avx512),
     GQ_QUANTIZE(Q3_K, q3_K, avx512),

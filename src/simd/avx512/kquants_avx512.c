@@ -1,13 +1,15 @@
 /*
- * kquants_avx512.c — AVX-512 dequantizers for the K-quants Q2_K, Q3_K,
- * Q4_K, Q5_K and Q6_K. SIMD twin of src/quants/kquants.c.
+ * kquants_avx512.c — AVX-512 dequantizers for the K-quants Q3_K, Q4_K,
+ * Q5_K and Q6_K. SIMD twin of src/quants/kquants.c.
  *
- * Q8_K is left to the AVX2 kernel (kquants_avx2.c): a 512-bit widen,
- * convert and multiply measured no faster (the stores set its pace).
+ * Q2_K and Q8_K are left to the AVX2 kernels (kquants_avx2.c), which
+ * measured as fast as 512-bit ones (%memset, AVX2 vs AVX-512: Q2_K 76 vs
+ * 74, both lookups in per-sub-block tables; Q8_K 78 vs 78, widen, convert
+ * and multiply: the stores set its pace).
  *
  * How it vectorises: levels are widened sixteen bytes at a time to int32
  * lanes (vpmovzxbd). Each sub-block's outputs are first computed for every
- * possible level (Q2_K: 4, Q3_K: 8, Q4_K: 16, Q5_K: 32), with the scalar kernel's float
+ * possible level (Q3_K: 8, Q4_K: 16, Q5_K: 32), with the scalar kernel's float
  * operations (d*scale*level - dmin*min, same order, same roundings), into one
  * or two registers; the weights are then table lookups (vpermps /
  * vpermt2ps), whose index is the level's bit field in place: those
@@ -34,8 +36,6 @@
 
 /* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
-    Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales),
-    Q2K_QS = offsetof(blk_q2_K, qs), Q2K_D = offsetof(blk_q2_K, d),
     Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs),
     Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
     Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
@@ -67,58 +67,6 @@ static inline __m512 levels_4bit(int base)
 {
     return _mm512_add_ps(_mm512_set1_ps((float)base),
                          _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-}
-
-/* ------------------------------------------------------------------ Q2_K */
-
-/* f[j] = d * (sc_j & 15), f[16 + j] = dmin * (sc_j >> 4): the scalar's dl, ml. */
-static inline void q2_K_factors(const uint8_t *b, float f[32])
-{
-    const __m512i sc = widen16(b + Q2K_SCALES);
-    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)gq_load_u32(b + Q2K_D))); /* d, dmin */
-    _mm512_store_ps(f, _mm512_mul_ps(_mm512_broadcastss_ps(dd),
-                                     _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15)))));
-    _mm512_store_ps(f + 16, _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_set1_epi32(1), _mm512_castps128_ps512(dd)),
-                                          _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4))));
-}
-
-/*
- * Weight 128h + 32s + 16g + l is bits 2s of qs[32h + 16g + l], sub-block
- * 8h + 2s + g: the 16 bytes qs[32h + 16g ..] are widened once and shifted
- * by 2s for each s; vpermps reads index bits 0..3, i.e. this field and the
- * next, so table lane k holds dl * (k & 3) - ml.
- */
-static inline void q2_K_expand(const uint8_t *b, const float f[32], float *dst)
-{
-    const __m512 lv = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
-    for (int h = 0; h < 2; h++)
-        for (int g = 0; g < 2; g++) {
-            const __m512i q = widen16(b + Q2K_QS + 32 * h + 16 * g);
-            for (int s = 0; s < 4; s++) {
-                const int j = 8 * h + 2 * s + g;
-                const __m512 t = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(f[j]), lv), _mm512_set1_ps(f[16 + j]));
-                const __m512i ix = s == 0 ? q : s == 1 ? _mm512_srli_epi32(q, 2)
-                                 : s == 2 ? _mm512_srli_epi32(q, 4) : _mm512_srli_epi32(q, 6);
-                _mm512_storeu_ps(dst + 128 * h + 32 * s + 16 * g, _mm512_permutexvar_ps(ix, t));
-            }
-        }
-}
-
-/* Factors are staged one block ahead (see k4_stage below for why). */
-void gq_avx512_dequantize_q2_K(const void *src, float *dst, int64_t n)
-{
-    const uint8_t *b = src;
-    const int64_t nb = n / QK_K;
-    float f[2][32] ALIGNED64;
-    if (nb <= 0)
-        return;
-    q2_K_factors(b, f[0]);
-    for (int64_t i = 0; i < nb; i++, b += Q2K_BYTES, dst += QK_K) {
-        if (i + 1 < nb)
-            q2_K_factors(b + Q2K_BYTES, f[(i + 1) & 1]);
-        REREAD_FROM_MEMORY(f);
-        q2_K_expand(b, f[i & 1], dst);
-    }
 }
 
 /* ------------------------------------------------------------------ Q3_K */
