@@ -82,40 +82,57 @@ static inline __m128i unpack_q3_K_scales(const uint8_t *s)
     return _mm_setr_epi32((int)s0, (int)s1, (int)s2, (int)s3);
 }
 
+/* f[j] = d * (scale_j - 32), the scalar's dl. */
+static inline void q3_K_factors(const uint8_t *b, float f[16])
+{
+    const __m512i sc = _mm512_sub_epi32(_mm512_cvtepu8_epi32(unpack_q3_K_scales(b + Q3K_SCALES)),
+                                        _mm512_set1_epi32(32));
+    _mm512_store_ps(f, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc)));
+}
+
+/* weight 128h + 32s + 16g + l: bits 2s of qs[32h + 16g + l], sub-block 8h + 2s + g;
+ * its high bit is bit 4h + s of hmask[16g + l].
+ * Index bits 1:0 = the 2 low bits, bit 2 = the high bit; table lane k holds
+ * dl * ((k & 7) - 4), i.e. dl * (q - (hbit ? 0 : 4)). The index bytes of
+ * 32 weights are built at once in a ymm (16-bit shifts: the bits kept
+ * never cross a byte), then widened 16 at a time: one op per 16 weights
+ * where shifting and merging int32 lanes took three. */
+static inline void q3_K_expand(const uint8_t *b, const float dla[16], float *dst)
+{
+    const __m512 lv = levels_3bit_signed();
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
+        float *y = dst + 128 * h;
+        for (int s = 0; s < 4; s++) {
+            const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
+            const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
+            const __m256i idx = _mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 2 * s), hi, low2, 0xE4);
+            for (int g = 0; g < 2; g++) {
+                const __m512 t = _mm512_mul_ps(_mm512_set1_ps(dla[8 * h + 2 * s + g]), lv);
+                const __m512i ix = _mm512_cvtepu8_epi32(g ? _mm256_extracti128_si256(idx, 1)
+                                                          : _mm256_castsi256_si128(idx));
+                _mm512_storeu_ps(y + 32 * s + 16 * g, _mm512_permutexvar_ps(ix, t));
+            }
+        }
+    }
+}
+
+/* Factors staged one block ahead (see k4_stage below for why). */
 void gq_avx512_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
-    const __m512 lv = levels_3bit_signed();
-    const __m256i low2 = _mm256_set1_epi8(3);
-    for (int64_t i = 0; i < n / QK_K; i++, b += Q3K_BYTES, dst += QK_K) {
-        const __m512i sc = _mm512_sub_epi32(_mm512_cvtepu8_epi32(unpack_q3_K_scales(b + Q3K_SCALES)),
-                                            _mm512_set1_epi32(32));
-        float dla[16] ALIGNED64;
-        _mm512_store_ps(dla, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc)));
-        REREAD_FROM_MEMORY(dla);
-        /* weight 128h + 32s + 16g + l: bits 2s of qs[32h + 16g + l], sub-block 8h + 2s + g;
-         * its high bit is bit 4h + s of hmask[16g + l].
-         * Index bits 1:0 = the 2 low bits, bit 2 = the high bit; table lane k holds
-         * dl * ((k & 7) - 4), i.e. dl * (q - (hbit ? 0 : 4)). The index bytes of
-         * 32 weights are built at once in a ymm (16-bit shifts: the bits kept
-         * never cross a byte), then widened 16 at a time: one op per 16 weights
-         * where shifting and merging int32 lanes took three. */
-        const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
-        for (int h = 0; h < 2; h++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
-            float *y = dst + 128 * h;
-            for (int s = 0; s < 4; s++) {
-                const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
-                const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
-                const __m256i idx = _mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 2 * s), hi, low2, 0xE4);
-                for (int g = 0; g < 2; g++) {
-                    const __m512 t = _mm512_mul_ps(_mm512_set1_ps(dla[8 * h + 2 * s + g]), lv);
-                    const __m512i ix = _mm512_cvtepu8_epi32(g ? _mm256_extracti128_si256(idx, 1)
-                                                              : _mm256_castsi256_si128(idx));
-                    _mm512_storeu_ps(y + 32 * s + 16 * g, _mm512_permutexvar_ps(ix, t));
-                }
-            }
-        }
+    const int64_t nb = n / QK_K;
+    float f[2][16] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q3_K_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q3K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q3_K_factors(b + Q3K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q3_K_expand(b, f[i & 1], dst);
     }
 }
 
