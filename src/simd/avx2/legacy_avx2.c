@@ -95,16 +95,19 @@ static inline void store_scaled(float *dst, const __m256i c[4], int offset, __m2
 }
 
 /*
- * dst[8g..] = c[g] * d + m. Where the product and m are both NaN, the
- * product's NaN (the scalar's store_affine() explains why): compilers may swap the
- * operands of vaddps, so with a NaN m the NaN products are blended back.
+ * dst[8g..] = c[g] * d + m, d and m the F16 pair at dm_f16 (converted by one
+ * vcvtph2ps, then broadcast). Where the product and m are both NaN, the
+ * product's NaN (the scalar's store_affine() explains why): compilers may
+ * swap the operands of vaddps, so with a NaN m the NaN products are blended back.
  */
-static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, const uint8_t *m_f16)
+static inline void store_scaled_min(float *dst, const __m256i c[4], const uint8_t *dm_f16)
 {
-    uint16_t h;
-    memcpy(&h, m_f16, sizeof h);
-    const bool m_nan = (h & 0x7FFF) > 0x7C00;
-    const __m256 m = _mm256_set1_ps(_cvtsh_ss(h));
+    uint32_t dm;
+    memcpy(&dm, dm_f16, sizeof dm);
+    const bool m_nan = ((dm >> 16) & 0x7FFF) > 0x7C00;
+    const __m256 both = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dm)));
+    const __m256 d = _mm256_permutevar8x32_ps(both, _mm256_setzero_si256());
+    const __m256 m = _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1));
     for (int g = 0; g < 4; g++) {
         const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(c[g]), d);
         __m256 y = _mm256_add_ps(p, m);
@@ -130,7 +133,7 @@ void gq_avx2_dequantize_q4_1(const void *src, float *dst, int64_t n)
     for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
         __m256i c[4];
         nibble_codes(blk + 4, c);
-        store_scaled_min(dst, c, fp16_scale(blk), blk + 2);
+        store_scaled_min(dst, c, blk);
     }
 }
 
@@ -150,7 +153,7 @@ void gq_avx2_dequantize_q5_1(const void *src, float *dst, int64_t n)
     for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
         __m256i c[4];
         byte_codes_to_lanes(q5_codes(blk + 4, blk + 8, 0), c);  /* codes 0..31: signed bytes as well */
-        store_scaled_min(dst, c, fp16_scale(blk), blk + 2);
+        store_scaled_min(dst, c, blk);
     }
 }
 
