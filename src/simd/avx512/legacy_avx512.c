@@ -9,9 +9,10 @@
  * operations, then every output is a lane permute of that table (vpermps,
  * which reads only the low 4 index bits, or vpermt2ps for 5-bit codes).
  * The F16 scales go through vcvtph2ps, exact like gq_fp16_to_fp32; those
- * of Q4_1 and the Q5 types a few blocks ahead into a ring (vec_avx512.h):
- * read back as broadcast memory operands, they cost no shuffle, and
- * shuffles (the lookups and the vpmovzxbd widening) limit these loops.
+ * of Q4_1 and the Q5 types four blocks at a time, a group ahead
+ * (gq_legacy_blocks, vec_avx512.h): read back as broadcast memory
+ * operands, they cost no shuffle, and shuffles (the lookups and the
+ * vpmovzxbd widening) limit these loops.
  *
  * Q8_0 and Q8_1 are left to the AVX2 kernels (legacy_avx2.c): a 512-bit
  * widen-convert-multiply measured no faster (74 vs 76 %memset).
@@ -86,17 +87,14 @@ void gq_avx512_dequantize_q4_0(const void *src, float *dst, int64_t n)
 }
 
 /* Block layout: d, m, qs[16]. Output: c * d + m. */
+static inline void q4_1_block(const uint8_t *blk, float *dst, const float *dm)
+{
+    nibble_lookup(dst, blk + 4, affine_table(codes_from(0), dm, blk + 2));
+}
+
 void gq_avx512_dequantize_q4_1(const void *src, float *dst, int64_t n)
 {
-    const uint8_t *blk = src;
-    const int64_t nb = n / QK;
-    const __m512 codes = codes_from(0);
-    gq_scale_ring ring;
-    gq_ring_start(ring, blk, nb, 20);
-    for (int64_t b = 0; b < nb; b++, blk += 20, dst += QK) {
-        const float *s = gq_ring_next(ring, blk, b, nb, 20);
-        nibble_lookup(dst, blk + 4, affine_table(codes, s, blk + 2));
-    }
+    gq_legacy_blocks(src, dst, n / QK, 20, QK, q4_1_block);
 }
 
 /*
@@ -118,33 +116,28 @@ static inline void q5_lookup(float *dst, const uint8_t *qh_p, const uint8_t *qs,
     _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(tab_lo, hi, tab_hi));
 }
 
-/* Block layout: d, qh[4], qs[16]. Output: (c - 16) * d. */
+/* Block layout: d, qh[4], qs[16]. Output: (c - 16) * d. (The stage reads
+ * qh's first bytes as an m, unused.) */
+static inline void q5_0_block(const uint8_t *blk, float *dst, const float *dm)
+{
+    const __m512 d = _mm512_set1_ps(dm[0]);
+    q5_lookup(dst, blk + 2, blk + 6, _mm512_mul_ps(codes_from(-16), d), _mm512_mul_ps(codes_from(0), d));
+}
+
 void gq_avx512_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
-    const uint8_t *blk = src;
-    const int64_t nb = n / QK;
-    const __m512 codes_lo = codes_from(-16), codes_hi = codes_from(0);
-    gq_scale_ring ring;
-    gq_ring_start(ring, blk, nb, 22);
-    for (int64_t b = 0; b < nb; b++, blk += 22, dst += QK) {
-        const float *s = gq_ring_next(ring, blk, b, nb, 22);
-        q5_lookup(dst, blk + 2, blk + 6, _mm512_mul_ps(codes_lo, _mm512_set1_ps(s[0])),
-                  _mm512_mul_ps(codes_hi, _mm512_set1_ps(s[0])));
-    }
+    gq_legacy_blocks(src, dst, n / QK, 22, QK, q5_0_block);
 }
 
 /* Block layout: d, m, qh[4], qs[16]. Output: c * d + m. */
+static inline void q5_1_block(const uint8_t *blk, float *dst, const float *dm)
+{
+    q5_lookup(dst, blk + 4, blk + 8, affine_table(codes_from(0), dm, blk + 2), affine_table(codes_from(16), dm, blk + 2));
+}
+
 void gq_avx512_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
-    const uint8_t *blk = src;
-    const int64_t nb = n / QK;
-    const __m512 codes_lo = codes_from(0), codes_hi = codes_from(16);
-    gq_scale_ring ring;
-    gq_ring_start(ring, blk, nb, 24);
-    for (int64_t b = 0; b < nb; b++, blk += 24, dst += QK) {
-        const float *s = gq_ring_next(ring, blk, b, nb, 24);
-        q5_lookup(dst, blk + 4, blk + 8, affine_table(codes_lo, s, blk + 2), affine_table(codes_hi, s, blk + 2));
-    }
+    gq_legacy_blocks(src, dst, n / QK, 24, QK, q5_1_block);
 }
 
 /* ------------------------------------------------------------------------- */

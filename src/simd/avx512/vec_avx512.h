@@ -152,37 +152,46 @@ static __attribute__((unused)) void gather_rows(const float *base, int n, const 
 #define GQ_REREAD(arr) __asm__("" : "+m"(arr))
 
 /*
- * A ring of per-block float pairs (the F16 d and m of a legacy block,
- * converted): block b's pair is converted GQ_AHEAD blocks before it is
- * used, so the loads that read it find the store long done (a load that
- * must be forwarded from a store still in flight stalls).
+ * Legacy blocks' F16 scales (d, and m for Q4_1/Q5_1), converted four blocks
+ * at a time, one group of four ahead, into the other half of a double
+ * buffer: one small store per four blocks (per-block stores measured
+ * slower, most with unaligned outputs, whose split stores already crowd
+ * the store pipe), and the loads that read the floats back find the store
+ * long done (a load forwarded from a store still in flight stalls).
  */
-enum { GQ_RING = 8, GQ_AHEAD = 4 };
-typedef float gq_scale_ring[GQ_RING][2];
+typedef void (*gq_legacy_body_fn)(const uint8_t *blk, float *dst, const float *dm);
 
-/* The two F16 at p (any alignment) as floats into slot[0..1]. */
-static inline void gq_stage_f16x2(const uint8_t *p, float *slot)
+/* The F16 pairs at p + k * bytes, k < count (<= 4), as floats (d_k, m_k) in out[2k..2k+1]. */
+static inline void gq_stage_f16x2_x4(const uint8_t *p, int bytes, int count, float out[8])
 {
-    uint32_t w;
-    memcpy(&w, p, sizeof w);
-    _mm_storel_pi((__m64 *)(void *)slot, _mm_cvtph_ps(_mm_cvtsi32_si128((int)w)));
+    uint32_t w[4] = { 0, 0, 0, 0 };
+    for (int k = 0; k < count; k++)
+        memcpy(&w[k], p + bytes * k, sizeof w[k]);
+    const __m128i v = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+    _mm256_store_ps(out, _mm256_cvtph_ps(v));
 }
 
-/* Stage the first GQ_AHEAD of nb blocks (bytes apart, first at blk). */
-static inline void gq_ring_start(gq_scale_ring ring, const uint8_t *blk, int64_t nb, int bytes)
+/* body(block, its output, its d and m as floats) for the nb blocks at blk. */
+static inline __attribute__((always_inline)) void gq_legacy_blocks(const uint8_t *blk, float *dst, int64_t nb,
+                                                                   int bytes, int weights, gq_legacy_body_fn body)
 {
-    for (int64_t b = 0; b < GQ_AHEAD && b < nb; b++)
-        gq_stage_f16x2(blk + bytes * b, ring[b]);
-}
-
-/* Block b's pair (blk points at block b), staging block b + GQ_AHEAD first. */
-static inline const float *gq_ring_next(gq_scale_ring ring, const uint8_t *blk, int64_t b, int64_t nb,
-                                        int bytes)
-{
-    if (b + GQ_AHEAD < nb)
-        gq_stage_f16x2(blk + bytes * GQ_AHEAD, ring[(b + GQ_AHEAD) % GQ_RING]);
-    GQ_REREAD(*(float (*)[GQ_RING][2])ring);
-    return ring[b % GQ_RING];
+    float st[2][8] __attribute__((aligned(32)));
+    const int64_t ng = nb / 4;
+    if (ng > 0)
+        gq_stage_f16x2_x4(blk, bytes, 4, st[0]);
+    for (int64_t g = 0; g < ng; g++) {
+        if (g + 1 < ng)
+            gq_stage_f16x2_x4(blk + 4 * bytes, bytes, 4, st[(g + 1) & 1]);
+        GQ_REREAD(st);
+        for (int k = 0; k < 4; k++, blk += bytes, dst += weights)
+            body(blk, dst, st[g & 1] + 2 * k);
+    }
+    if (nb % 4) {
+        gq_stage_f16x2_x4(blk, bytes, (int)(nb % 4), st[0]);
+        GQ_REREAD(st);
+        for (int k = 0; k < nb % 4; k++, blk += bytes, dst += weights)
+            body(blk, dst, st[0] + 2 * k);
+    }
 }
 
 #endif
