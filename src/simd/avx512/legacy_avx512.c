@@ -73,8 +73,8 @@ static inline void nibble_lookup(float *dst, const uint8_t *qs, __m512 table)
 }
 
 /* Block layout: d, qs[16]. Output: (c - 8) * d. With a single scale per
- * block, converting and broadcasting it in registers measured faster than
- * the ring (one shuffle per block rather than a store). */
+ * block, converting and broadcasting it in registers measured as fast as
+ * staging it (gq_legacy_blocks), and is simpler. */
 void gq_avx512_dequantize_q4_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
