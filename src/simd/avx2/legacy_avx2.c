@@ -4,9 +4,10 @@
  *
  * 8 weights per 256-bit vector, with the scalar's exact operations: code
  * bytes widened to 32-bit lanes (vpmovzxbd / vpmovsxbd straight from memory),
- * nibbles split with and/shift, the Q5 fifth bit added as ((qh >> j) << 4) &
- * 0x10 with a per-lane shift, then integer subtract, int -> float (exact for
- * these small codes), multiply by d and (Q4_1/Q5_1) add m, never fused.
+ * nibbles split with and/shift (Q5: the codes, fifth bit and offset
+ * included, are made as bytes first, see q5_codes), then integer subtract,
+ * int -> float (exact for these small codes), multiply by d and (Q4_1/Q5_1)
+ * add m, never fused.
  * The F16 scales go through vcvtph2ps, exact like gq_fp16_to_fp32.
  *
  * Quantizers (no imatrix; with one, gq_avx2_quantize_<t>_imatrix): one block
@@ -41,11 +42,10 @@ static inline __m256i bytes_to_lanes(const uint8_t *p)
 }
 
 /*
- * The 32 codes of a 4/5-bit block as 4 vectors of 8 lanes (weights 0..7,
- * 8..15 from low nibbles, 16..23, 24..31 from high nibbles). With qh, bit j
- * of qh becomes bit 4 of weight j's code.
+ * The 32 codes of a 4-bit block as 4 vectors of 8 lanes (weights 0..7,
+ * 8..15 from low nibbles, 16..23, 24..31 from high nibbles).
  */
-static inline void nibble_codes(const uint8_t *qs, const uint8_t *qh_p, __m256i c[4])
+static inline void nibble_codes(const uint8_t *qs, __m256i c[4])
 {
     const __m256i low4 = _mm256_set1_epi32(0x0F);
     const __m256i q0 = bytes_to_lanes(qs), q1 = bytes_to_lanes(qs + 8);
@@ -53,19 +53,40 @@ static inline void nibble_codes(const uint8_t *qs, const uint8_t *qh_p, __m256i 
     c[1] = _mm256_and_si256(q1, low4);
     c[2] = _mm256_srli_epi32(q0, 4);
     c[3] = _mm256_srli_epi32(q1, 4);
-    if (qh_p) {
-        uint32_t qh;
-        memcpy(&qh, qh_p, sizeof qh);
-        const __m256i bits = _mm256_set1_epi32((int)qh), bit4 = _mm256_set1_epi32(0x10);
-        __m256i j = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        for (int g = 0; g < 4; g++, j = _mm256_add_epi32(j, _mm256_set1_epi32(8))) {
-            const __m256i hb = _mm256_and_si256(_mm256_slli_epi32(_mm256_srlv_epi32(bits, j), 4), bit4);
-            c[g] = _mm256_or_si256(c[g], hb);
-        }
-    }
 }
 
-/* dst[8g..] = (c[g] - offset) * d */
+/*
+ * The 32 codes of a 5-bit block as bytes (byte j = weight j), less `offset`:
+ * nibbles from one broadcast of qs shifted per 64-bit half (0 or 4), bit j
+ * of qh as a byte mask (vpshufb brings qh's byte j / 8 to byte j, the and
+ * and compare test bit j % 8). Byte-wide, all 32 weights take 7 operations
+ * where int32 lanes took 16 (a variable shift, shift, and, or per 8).
+ */
+static inline __m256i q5_codes(const uint8_t *qh_p, const uint8_t *qs, int offset)
+{
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)qs));
+    const __m256i nibs = _mm256_and_si256(_mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0F));
+    uint32_t qh;
+    memcpy(&qh, qh_p, sizeof qh);
+    const __m256i bits = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    const __m256i sel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), sel), bits), bits);
+    /* (nib | (set ? 16 : 0)) - offset = nib - (set ? offset - 16 : offset) */
+    return _mm256_sub_epi8(nibs, _mm256_blendv_epi8(_mm256_set1_epi8((char)offset), _mm256_set1_epi8((char)(offset - 16)), set));
+}
+
+/* Bytes 8g..8g+7 of 32 signed byte codes, one per 32-bit lane. */
+static inline void byte_codes_to_lanes(__m256i v, __m256i c[4])
+{
+    const __m128i a = _mm256_castsi256_si128(v), b = _mm256_extracti128_si256(v, 1);
+    c[0] = _mm256_cvtepi8_epi32(a);
+    c[1] = _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(a, a));
+    c[2] = _mm256_cvtepi8_epi32(b);
+    c[3] = _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(b, b));
+}
+
+/* dst[8g..] = (c[g] - offset) * d (offset 0: no subtraction is emitted) */
 static inline void store_scaled(float *dst, const __m256i c[4], int offset, __m256 d)
 {
     const __m256i off = _mm256_set1_epi32(offset);
@@ -74,16 +95,19 @@ static inline void store_scaled(float *dst, const __m256i c[4], int offset, __m2
 }
 
 /*
- * dst[8g..] = c[g] * d + m. Where the product and m are both NaN, the
- * product's NaN (the scalar's store_affine() explains why): compilers may swap the
- * operands of vaddps, so with a NaN m the NaN products are blended back.
+ * dst[8g..] = c[g] * d + m, d and m the F16 pair at dm_f16 (converted by one
+ * vcvtph2ps, then broadcast). Where the product and m are both NaN, the
+ * product's NaN (the scalar's store_affine() explains why): compilers may
+ * swap the operands of vaddps, so with a NaN m the NaN products are blended back.
  */
-static inline void store_scaled_min(float *dst, const __m256i c[4], __m256 d, const uint8_t *m_f16)
+static inline void store_scaled_min(float *dst, const __m256i c[4], const uint8_t *dm_f16)
 {
-    uint16_t h;
-    memcpy(&h, m_f16, sizeof h);
-    const bool m_nan = (h & 0x7FFF) > 0x7C00;
-    const __m256 m = _mm256_set1_ps(_cvtsh_ss(h));
+    uint32_t dm;
+    memcpy(&dm, dm_f16, sizeof dm);
+    const bool m_nan = ((dm >> 16) & 0x7FFF) > 0x7C00;
+    const __m256 both = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dm)));
+    const __m256 d = _mm256_permutevar8x32_ps(both, _mm256_setzero_si256());
+    const __m256 m = _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1));
     for (int g = 0; g < 4; g++) {
         const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(c[g]), d);
         __m256 y = _mm256_add_ps(p, m);
@@ -98,7 +122,7 @@ void gq_avx2_dequantize_q4_0(const void *src, float *dst, int64_t n)
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 18, dst += QK) {
         __m256i c[4];
-        nibble_codes(blk + 2, NULL, c);
+        nibble_codes(blk + 2, c);
         store_scaled(dst, c, 8, fp16_scale(blk));
     }
 }
@@ -108,8 +132,8 @@ void gq_avx2_dequantize_q4_1(const void *src, float *dst, int64_t n)
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
         __m256i c[4];
-        nibble_codes(blk + 4, NULL, c);
-        store_scaled_min(dst, c, fp16_scale(blk), blk + 2);
+        nibble_codes(blk + 4, c);
+        store_scaled_min(dst, c, blk);
     }
 }
 
@@ -118,8 +142,8 @@ void gq_avx2_dequantize_q5_0(const void *src, float *dst, int64_t n)
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 22, dst += QK) {
         __m256i c[4];
-        nibble_codes(blk + 6, blk + 2, c);
-        store_scaled(dst, c, 16, fp16_scale(blk));
+        byte_codes_to_lanes(q5_codes(blk + 2, blk + 6, 16), c);
+        store_scaled(dst, c, 0, fp16_scale(blk));
     }
 }
 
@@ -128,8 +152,8 @@ void gq_avx2_dequantize_q5_1(const void *src, float *dst, int64_t n)
     const uint8_t *blk = src;
     for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
         __m256i c[4];
-        nibble_codes(blk + 8, blk + 4, c);
-        store_scaled_min(dst, c, fp16_scale(blk), blk + 2);
+        byte_codes_to_lanes(q5_codes(blk + 4, blk + 8, 0), c);  /* codes 0..31: signed bytes as well */
+        store_scaled_min(dst, c, blk);
     }
 }
 

@@ -1,22 +1,25 @@
 /*
- * kquants_avx512.c — AVX-512 dequantizers for the K-quants Q3_K and Q5_K.
- * SIMD twin of src/quants/kquants.c.
+ * kquants_avx512.c — AVX-512 dequantizers for the K-quants Q3_K, Q4_K,
+ * Q5_K and Q6_K. SIMD twin of src/quants/kquants.c.
  *
- * Q2_K, Q4_K, Q6_K and Q8_K are left to the AVX2 kernels (kquants_avx2.c),
- * which the AVX-512 table starts from: `ggufq bench` measured them faster
- * than the AVX-512 ones that were here (Gw/s, AVX2 vs AVX-512: Q2_K 9.9 vs
- * 7.4, Q4_K 13.1 vs 6.4, Q6_K 10.2 vs 9.0; Q8_K ~14 %). Q3_K stays (9.6 vs
- * 8.1 on AVX2); Q5_K measured even and stays.
+ * Q2_K and Q8_K are left to the AVX2 kernels (kquants_avx2.c), which
+ * measured as fast as 512-bit ones (%memset, AVX2 vs AVX-512: Q2_K 76 vs
+ * 74, both lookups in per-sub-block tables; Q8_K 78 vs 78, widen, convert
+ * and multiply: the stores set its pace).
  *
  * How it vectorises: levels are widened sixteen bytes at a time to int32
  * lanes (vpmovzxbd). Each sub-block's outputs are first computed for every
- * possible level (Q3_K: 8, Q5_K: 32), with the scalar kernel's float
+ * possible level (Q3_K: 8, Q4_K: 16, Q5_K: 32), with the scalar kernel's float
  * operations (d*scale*level - dmin*min, same order, same roundings), into one
  * or two registers; the weights are then table lookups (vpermps /
  * vpermt2ps), whose index is the level's bit field in place: those
  * instructions read only the low 4 (5) index bits, so no masking is needed.
  * The lookup returns exactly the float the scalar computes for that level,
- * so results are bit-identical.
+ * so results are bit-identical. Q6_K's 64 levels are too many for a
+ * table: its levels are made as bytes, widened, converted and multiplied.
+ * The per-block factors are staged one block ahead and read back as
+ * broadcast memory operands (GQ_REREAD, vec_avx512.h): the shuffle pipes
+ * that the lookups and widenings need set the pace of these loops.
  * Uses AVX-512 F/BW/VL/DQ only (no VBMI). Blocks are read through byte
  * offsets (no struct alignment assumed); nothing outside the n / 256 blocks
  * is read or written.
@@ -29,9 +32,13 @@
 #include "common/blocks.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
+#include "simd/avx512/vec_avx512.h"
 
 /* Byte offsets of the fields in each block (common/blocks.h). */
 enum {
+    Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs),
+    Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
+    Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
     Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask),
     Q3K_QS = offsetof(blk_q3_K, qs), Q3K_SCALES = offsetof(blk_q3_K, scales),
     Q3K_D = offsetof(blk_q3_K, d),
@@ -42,13 +49,8 @@ enum {
 
 #define ALIGNED64 __attribute__((aligned(64)))
 
-/*
- * Make the compiler forget what it stored in a small per-block array, so
- * that its elements are re-read with broadcast loads (load port only)
- * instead of being extracted with shuffles (which compete with the table
- * lookups for the one shuffle port).
- */
-#define REREAD_FROM_MEMORY(arr) __asm__("" : "+m"(arr))
+/* see GQ_REREAD (vec_avx512.h) */
+#define REREAD_FROM_MEMORY(arr) GQ_REREAD(arr)
 
 /* Sixteen bytes widened to sixteen int32 lanes. */
 static inline __m512i widen16(const uint8_t *p)
@@ -80,40 +82,57 @@ static inline __m128i unpack_q3_K_scales(const uint8_t *s)
     return _mm_setr_epi32((int)s0, (int)s1, (int)s2, (int)s3);
 }
 
+/* f[j] = d * (scale_j - 32), the scalar's dl. */
+static inline void q3_K_factors(const uint8_t *b, float f[16])
+{
+    const __m512i sc = _mm512_sub_epi32(_mm512_cvtepu8_epi32(unpack_q3_K_scales(b + Q3K_SCALES)),
+                                        _mm512_set1_epi32(32));
+    _mm512_store_ps(f, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc)));
+}
+
+/* weight 128h + 32s + 16g + l: bits 2s of qs[32h + 16g + l], sub-block 8h + 2s + g;
+ * its high bit is bit 4h + s of hmask[16g + l].
+ * Index bits 1:0 = the 2 low bits, bit 2 = the high bit; table lane k holds
+ * dl * ((k & 7) - 4), i.e. dl * (q - (hbit ? 0 : 4)). The index bytes of
+ * 32 weights are built at once in a ymm (16-bit shifts: the bits kept
+ * never cross a byte), then widened 16 at a time: one op per 16 weights
+ * where shifting and merging int32 lanes took three. */
+static inline void q3_K_expand(const uint8_t *b, const float dla[16], float *dst)
+{
+    const __m512 lv = levels_3bit_signed();
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
+        float *y = dst + 128 * h;
+        for (int s = 0; s < 4; s++) {
+            const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
+            const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
+            const __m256i idx = _mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 2 * s), hi, low2, 0xE4);
+            for (int g = 0; g < 2; g++) {
+                const __m512 t = _mm512_mul_ps(_mm512_set1_ps(dla[8 * h + 2 * s + g]), lv);
+                const __m512i ix = _mm512_cvtepu8_epi32(g ? _mm256_extracti128_si256(idx, 1)
+                                                          : _mm256_castsi256_si128(idx));
+                _mm512_storeu_ps(y + 32 * s + 16 * g, _mm512_permutexvar_ps(ix, t));
+            }
+        }
+    }
+}
+
+/* Factors staged one block ahead (see k4_stage below for why). */
 void gq_avx512_dequantize_q3_K(const void *src, float *dst, int64_t n)
 {
     const uint8_t *b = src;
-    const __m512 lv = levels_3bit_signed();
-    const __m256i low2 = _mm256_set1_epi8(3);
-    for (int64_t i = 0; i < n / QK_K; i++, b += Q3K_BYTES, dst += QK_K) {
-        const __m512i sc = _mm512_sub_epi32(_mm512_cvtepu8_epi32(unpack_q3_K_scales(b + Q3K_SCALES)),
-                                            _mm512_set1_epi32(32));
-        float dla[16] ALIGNED64;
-        _mm512_store_ps(dla, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc)));
-        REREAD_FROM_MEMORY(dla);
-        /* weight 128h + 32s + 16g + l: bits 2s of qs[32h + 16g + l], sub-block 8h + 2s + g;
-         * its high bit is bit 4h + s of hmask[16g + l].
-         * Index bits 1:0 = the 2 low bits, bit 2 = the high bit; table lane k holds
-         * dl * ((k & 7) - 4), i.e. dl * (q - (hbit ? 0 : 4)). The index bytes of
-         * 32 weights are built at once in a ymm (16-bit shifts: the bits kept
-         * never cross a byte), then widened 16 at a time: one op per 16 weights
-         * where shifting and merging int32 lanes took three. */
-        const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
-        for (int h = 0; h < 2; h++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
-            float *y = dst + 128 * h;
-            for (int s = 0; s < 4; s++) {
-                const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
-                const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
-                const __m256i idx = _mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 2 * s), hi, low2, 0xE4);
-                for (int g = 0; g < 2; g++) {
-                    const __m512 t = _mm512_mul_ps(_mm512_set1_ps(dla[8 * h + 2 * s + g]), lv);
-                    const __m512i ix = _mm512_cvtepu8_epi32(g ? _mm256_extracti128_si256(idx, 1)
-                                                              : _mm256_castsi256_si128(idx));
-                    _mm512_storeu_ps(y + 32 * s + 16 * g, _mm512_permutexvar_ps(ix, t));
-                }
-            }
-        }
+    const int64_t nb = n / QK_K;
+    float f[2][16] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q3_K_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q3K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q3_K_factors(b + Q3K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q3_K_expand(b, f[i & 1], dst);
     }
 }
 
@@ -202,5 +221,102 @@ void gq_avx512_dequantize_q5_K(const void *src, float *dst, int64_t n)
             q5_K_prepare(b + Q5K_BYTES, &st[(i + 1) & 1]);
         REREAD_FROM_MEMORY(st);
         q5_K_expand(&st[i & 1], dst);
+    }
+}
+
+/* ------------------------------------------------------------------ Q4_K */
+
+/* 64 weights per 32 bytes of qs: low nibbles are sub-block 2k, high ones 2k + 1;
+ * table lane c holds d_j * c - m_j, the scalar's d1 * (q & 0xF) - m1. */
+static inline void q4_K_expand(const uint8_t *qs, const float f[16], float *dst)
+{
+    const __m512 lv = levels_4bit(0);
+    for (int k = 0; k < 4; k++, qs += 32, dst += 64) {
+        const __m512 t1 = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(f[2 * k]), lv), _mm512_set1_ps(f[8 + 2 * k]));
+        const __m512 t2 = _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(f[2 * k + 1]), lv),
+                                        _mm512_set1_ps(f[8 + 2 * k + 1]));
+        for (int l = 0; l < 32; l += 16) {
+            const __m512i q = widen16(qs + l);
+            _mm512_storeu_ps(dst + l, _mm512_permutexvar_ps(q, t1));
+            _mm512_storeu_ps(dst + 32 + l, _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), t2));
+        }
+    }
+}
+
+/* Factors staged one block ahead, as Q5_K's. */
+void gq_avx512_dequantize_q4_K(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    float f[2][16] ALIGNED64;
+    if (nb <= 0)
+        return;
+    k4_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q4K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            k4_factors(b + Q4K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q4_K_expand(b + Q4K_QS, f[i & 1], dst);
+    }
+}
+
+/* ------------------------------------------------------------------ Q6_K */
+
+/* f[j] = d * sc_j, the scalar's first rounding of d * sc * q. */
+static inline void q6_K_factors(const uint8_t *b, float f[16])
+{
+    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + Q6K_SCALES)));
+    _mm512_store_ps(f, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q6K_D)), _mm512_cvtepi32_ps(sc)));
+}
+
+/* 16 signed byte levels widened, converted and times f: the scalar's second rounding. */
+static inline void q6_K_store16(float *dst, __m128i lv, const float *f)
+{
+    _mm512_storeu_ps(dst, _mm512_mul_ps(_mm512_set1_ps(*f), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lv))));
+}
+
+/*
+ * Per 128 weights: levels (4 low bits | 2 high bits << 4) - 32 made as
+ * bytes, 32 at a time (16-bit shifts: the bits kept never cross a byte),
+ * then widened 16 at a time: the int32 lanes see only the widening, the
+ * conversion and the multiply.
+ */
+static inline void q6_K_expand(const uint8_t *b, const float f[16], float *dst)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; h++, dst += 128) {
+        const uint8_t *ql = b + Q6K_QL + 64 * h;
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)ql);
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
+        const __m256i hv = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q6K_QH + 32 * h));
+        /* (x & 0x0F) | (y & 0x30), then - 32 */
+        const __m256i q[4] = {
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, a, _mm256_and_si256(_mm256_slli_epi16(hv, 4), top2), 0xCA), off),
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, c, _mm256_and_si256(_mm256_slli_epi16(hv, 2), top2), 0xCA), off),
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, _mm256_srli_epi16(a, 4), _mm256_and_si256(hv, top2), 0xCA), off),
+            _mm256_sub_epi8(_mm256_ternarylogic_epi32(low4, _mm256_srli_epi16(c, 4),
+                                                      _mm256_and_si256(_mm256_srli_epi16(hv, 2), top2), 0xCA), off),
+        };
+        const float *fh = f + 8 * h;
+        for (int r = 0; r < 4; r++) {
+            q6_K_store16(dst + 32 * r, _mm256_castsi256_si128(q[r]), fh + 2 * r);
+            q6_K_store16(dst + 32 * r + 16, _mm256_extracti128_si256(q[r], 1), fh + 2 * r + 1);
+        }
+    }
+}
+
+void gq_avx512_dequantize_q6_K(const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    float f[2][16] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q6_K_factors(b, f[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q6K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q6_K_factors(b + Q6K_BYTES, f[(i + 1) & 1]);
+        REREAD_FROM_MEMORY(f);
+        q6_K_expand(b, f[i & 1], dst);
     }
 }

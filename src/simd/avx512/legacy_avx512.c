@@ -1,18 +1,21 @@
 /*
- * legacy_avx512.c — AVX-512 dequantizers for Q4_1, Q5_0 and Q5_1 and
- * quantizers for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1; SIMD twin of
- * src/quants/legacy.c. (The quantizers, at the end, measured 1.3-1.5x the
- * AVX2 ones with `ggufq bench --quantize`.)
- *
- * Q4_0, Q8_0 and Q8_1 are left to the AVX2 kernels (legacy_avx2.c), which the
- * AVX-512 table starts from: `ggufq bench` on an AVX-512 machine measured
- * them faster than the AVX-512 ones (Q4_0 ~1.5x, Q8_0 and Q8_1 ~15 %).
+ * legacy_avx512.c — AVX-512 dequantizers and quantizers for Q4_0, Q4_1,
+ * Q5_0, Q5_1, Q8_0 and Q8_1; SIMD twin of src/quants/legacy.c. (The
+ * quantizers, at the end, measured 1.3-1.5x the AVX2 ones with
+ * `ggufq bench --quantize`.)
  *
  * A 4/5-bit block has only 16 (32) possible outputs, so each block first
  * computes its table of code * d (+ m) with the scalar's exact float
  * operations, then every output is a lane permute of that table (vpermps,
  * which reads only the low 4 index bits, or vpermt2ps for 5-bit codes).
- * The F16 scales go through vcvtph2ps, exact like gq_fp16_to_fp32.
+ * The F16 scales go through vcvtph2ps, exact like gq_fp16_to_fp32; those
+ * of Q4_1 and the Q5 types four blocks at a time, a group ahead
+ * (gq_legacy_blocks, vec_avx512.h): read back as broadcast memory
+ * operands, they cost no shuffle, and shuffles (the lookups and the
+ * vpmovzxbd widening) limit these loops.
+ *
+ * Q8_0 and Q8_1 are left to the AVX2 kernels (legacy_avx2.c): a 512-bit
+ * widen-convert-multiply measured no faster (74 vs 76 %memset).
  */
 #include <immintrin.h>
 #include <stdbool.h>
@@ -22,21 +25,9 @@
 #include "quants/fp16.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
+#include "simd/avx512/vec_avx512.h"
 
 #define QK QK_LEGACY
-
-static inline __m512 fp16_scale(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, sizeof h);
-    return _mm512_set1_ps(_cvtsh_ss(h));
-}
-
-/* The 16 bytes at p, one per 32-bit lane (vpermps ignores bits above 3). */
-static inline __m512i bytes_to_lanes(const uint8_t *p)
-{
-    return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
-}
 
 static inline __m512 codes_from(int first)
 {
@@ -44,34 +35,66 @@ static inline __m512 codes_from(int first)
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
 }
 
-/*
- * c * d + m (no fused multiply-add); where the product and m are both NaN,
- * the product's NaN (the scalar's store_affine() explains why): compilers
- * may swap the operands of vaddps, so with a NaN m (the F16 at m_f16) the NaN
- * products are put back with a mask.
- */
-static inline __m512 affine_table(__m512 codes, __m512 d, const uint8_t *m_f16)
+/* The 16 bytes at p, one per 32-bit lane (vpermps ignores bits above 3). */
+static inline __m512i bytes_to_lanes(const uint8_t *p)
 {
-    const __m512 p = _mm512_mul_ps(codes, d);
-    const __m512 y = _mm512_add_ps(p, fp16_scale(m_f16));
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* True when the F16 at p is a NaN. */
+static inline bool f16_is_nan(const uint8_t *p)
+{
     uint16_t h;
-    memcpy(&h, m_f16, sizeof h);
-    if ((h & 0x7FFF) <= 0x7C00)
+    memcpy(&h, p, sizeof h);
+    return (h & 0x7FFF) > 0x7C00;
+}
+
+/*
+ * codes * d + m (no fused multiply-add), d and m the staged floats s[0..1];
+ * where the product and m are both NaN, the product's NaN (the scalar's
+ * store_affine() explains why): compilers may swap the operands of vaddps,
+ * so with a NaN m (the F16 at m_f16) the NaN products are put back with a mask.
+ */
+static inline __m512 affine_table(__m512 codes, const float *s, const uint8_t *m_f16)
+{
+    const __m512 p = _mm512_mul_ps(codes, _mm512_set1_ps(s[0]));
+    const __m512 y = _mm512_add_ps(p, _mm512_set1_ps(s[1]));
+    if (!f16_is_nan(m_f16))
         return y;
     return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), p);
 }
 
-/* Block layout: d, m, qs[16]. Output: c * d + m. */
-void gq_avx512_dequantize_q4_1(const void *src, float *dst, int64_t n)
+/* dst[0..15] = table[low nibble of qs[j]], dst[16..31] = table[high nibble]. */
+static inline void nibble_lookup(float *dst, const uint8_t *qs, __m512 table)
+{
+    const __m512i q = bytes_to_lanes(qs);
+    _mm512_storeu_ps(dst, _mm512_permutexvar_ps(q, table));
+    _mm512_storeu_ps(dst + 16, _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), table));
+}
+
+/* Block layout: d, qs[16]. Output: (c - 8) * d. With a single scale per
+ * block, converting and broadcasting it in registers measured as fast as
+ * staging it (gq_legacy_blocks), and is simpler. */
+void gq_avx512_dequantize_q4_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
-    const __m512 codes = codes_from(0);
-    for (int64_t b = 0; b < n / QK; b++, blk += 20, dst += QK) {
-        const __m512 table = affine_table(codes, fp16_scale(blk), blk + 2);
-        const __m512i q = bytes_to_lanes(blk + 4);
-        _mm512_storeu_ps(dst, _mm512_permutexvar_ps(q, table));
-        _mm512_storeu_ps(dst + 16, _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), table));
+    const __m512 codes = codes_from(-8);
+    for (int64_t b = 0; b < n / QK; b++, blk += 18, dst += QK) {
+        uint16_t h;
+        memcpy(&h, blk, sizeof h);
+        nibble_lookup(dst, blk + 2, _mm512_mul_ps(codes, _mm512_set1_ps(_cvtsh_ss(h))));
     }
+}
+
+/* Block layout: d, m, qs[16]. Output: c * d + m. */
+static inline void q4_1_block(const uint8_t *blk, float *dst, const float *dm)
+{
+    nibble_lookup(dst, blk + 4, affine_table(codes_from(0), dm, blk + 2));
+}
+
+void gq_avx512_dequantize_q4_1(const void *src, float *dst, int64_t n)
+{
+    gq_legacy_blocks(src, dst, n / QK, 20, QK, q4_1_block);
 }
 
 /*
@@ -79,7 +102,7 @@ void gq_avx512_dequantize_q4_1(const void *src, float *dst, int64_t n)
  * (16..31), with bit 4 set from qh where the mask bit is set. vpermt2ps reads
  * index bits 0..4, picking the first table (codes 0..15) or the second.
  */
-static inline void q5_indices(const uint8_t *qh_p, const uint8_t *qs, __m512i *lo, __m512i *hi)
+static inline void q5_lookup(float *dst, const uint8_t *qh_p, const uint8_t *qs, __m512 tab_lo, __m512 tab_hi)
 {
     uint32_t qh;
     memcpy(&qh, qh_p, sizeof qh);
@@ -87,38 +110,36 @@ static inline void q5_indices(const uint8_t *qh_p, const uint8_t *qs, __m512i *l
     const __m512i sixteen = _mm512_set1_epi32(16);
     const __m512i nib_lo = _mm512_and_si512(q, _mm512_set1_epi32(0x0F));
     const __m512i nib_hi = _mm512_srli_epi32(q, 4);
-    *lo = _mm512_mask_or_epi32(nib_lo, (__mmask16)qh, nib_lo, sixteen);
-    *hi = _mm512_mask_or_epi32(nib_hi, (__mmask16)(qh >> 16), nib_hi, sixteen);
+    const __m512i lo = _mm512_mask_or_epi32(nib_lo, (__mmask16)qh, nib_lo, sixteen);
+    const __m512i hi = _mm512_mask_or_epi32(nib_hi, (__mmask16)(qh >> 16), nib_hi, sixteen);
+    _mm512_storeu_ps(dst, _mm512_permutex2var_ps(tab_lo, lo, tab_hi));
+    _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(tab_lo, hi, tab_hi));
 }
 
-/* Block layout: d, qh[4], qs[16]. Output: (c - 16) * d. */
+/* Block layout: d, qh[4], qs[16]. Output: (c - 16) * d. Its one scale is
+ * converted and broadcast in registers: staging it (gq_legacy_blocks)
+ * measured no faster here (%memset staged vs not: 57 vs 56 with aligned
+ * output, 52 vs 53 with unaligned). */
 void gq_avx512_dequantize_q5_0(const void *src, float *dst, int64_t n)
 {
     const uint8_t *blk = src;
-    const __m512 codes_lo = codes_from(-16), codes_hi = codes_from(0);
     for (int64_t b = 0; b < n / QK; b++, blk += 22, dst += QK) {
-        const __m512 d = fp16_scale(blk);
-        const __m512 tab_lo = _mm512_mul_ps(codes_lo, d), tab_hi = _mm512_mul_ps(codes_hi, d);
-        __m512i lo, hi;
-        q5_indices(blk + 2, blk + 6, &lo, &hi);
-        _mm512_storeu_ps(dst, _mm512_permutex2var_ps(tab_lo, lo, tab_hi));
-        _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(tab_lo, hi, tab_hi));
+        uint16_t h;
+        memcpy(&h, blk, sizeof h);
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss(h));
+        q5_lookup(dst, blk + 2, blk + 6, _mm512_mul_ps(codes_from(-16), d), _mm512_mul_ps(codes_from(0), d));
     }
 }
 
 /* Block layout: d, m, qh[4], qs[16]. Output: c * d + m. */
+static inline void q5_1_block(const uint8_t *blk, float *dst, const float *dm)
+{
+    q5_lookup(dst, blk + 4, blk + 8, affine_table(codes_from(0), dm, blk + 2), affine_table(codes_from(16), dm, blk + 2));
+}
+
 void gq_avx512_dequantize_q5_1(const void *src, float *dst, int64_t n)
 {
-    const uint8_t *blk = src;
-    const __m512 codes_lo = codes_from(0), codes_hi = codes_from(16);
-    for (int64_t b = 0; b < n / QK; b++, blk += 24, dst += QK) {
-        const __m512 d = fp16_scale(blk);
-        const __m512 tab_lo = affine_table(codes_lo, d, blk + 2), tab_hi = affine_table(codes_hi, d, blk + 2);
-        __m512i lo, hi;
-        q5_indices(blk + 4, blk + 8, &lo, &hi);
-        _mm512_storeu_ps(dst, _mm512_permutex2var_ps(tab_lo, lo, tab_hi));
-        _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(tab_lo, hi, tab_hi));
-    }
+    gq_legacy_blocks(src, dst, n / QK, 24, QK, q5_1_block);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -7,8 +7,9 @@
  * Included by the AVX-512 kernel files that use
  * src/simd/portable/search-inl.h
  * (avx512/kquants_quant_avx512.c, avx512/legacy_imatrix_avx512.c) before that
- * header; every helper is static inline or marked unused, so a file may
- * use any subset.
+ * header, and by the dequantizers (avx512/legacy_avx512.c,
+ * avx512/kquants_avx512.c) for the helpers at the end; every helper is
+ * static inline or marked unused, so a file may use any subset.
  */
 #ifndef GGUFQ_VEC_AVX512_H
 #define GGUFQ_VEC_AVX512_H
@@ -132,6 +133,64 @@ static __attribute__((unused)) void gather_rows(const float *base, int n, const 
     for (int i = 0; i < n; i++) {
         out[i] = _mm512_i32gather_ps(idx, base, 4);
         idx = _mm512_add_epi32(idx, vi_set(1));
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Dequantizer helpers (legacy_avx512.c, kquants_avx512.c)                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * The dequantizers' outputs are table lookups (vpermps / vpermt2ps) of
+ * indexes widened by vpmovzxbd: both run on the same two shuffle pipes,
+ * which set the pace (Zen 4: a 512-bit shuffle holds both for a cycle).
+ * So per-block factors are never broadcast from a register (one more
+ * shuffle each): they are parked in a small array and re-read with
+ * broadcast memory operands (load pipes). GQ_REREAD makes the compiler
+ * forget what it stored there, so that it does re-read.
+ */
+#define GQ_REREAD(arr) __asm__("" : "+m"(arr))
+
+/*
+ * Legacy blocks' F16 scales (d, and m for Q4_1/Q5_1), converted four blocks
+ * at a time, one group of four ahead, into the other half of a double
+ * buffer: one small store per four blocks (per-block stores measured
+ * slower, most with unaligned outputs, whose split stores already crowd
+ * the store pipe), and the loads that read the floats back find the store
+ * long done (a load forwarded from a store still in flight stalls).
+ */
+typedef void (*gq_legacy_body_fn)(const uint8_t *blk, float *dst, const float *dm);
+
+/* The F16 pairs at p + k * bytes, k < count (<= 4), as floats (d_k, m_k) in out[2k..2k+1]. */
+static inline void gq_stage_f16x2_x4(const uint8_t *p, int bytes, int count, float out[8])
+{
+    uint32_t w[4] = { 0, 0, 0, 0 };
+    for (int k = 0; k < count; k++)
+        memcpy(&w[k], p + bytes * k, sizeof w[k]);
+    const __m128i v = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+    _mm256_store_ps(out, _mm256_cvtph_ps(v));
+}
+
+/* body(block, its output, its d and m as floats) for the nb blocks at blk. */
+static inline __attribute__((always_inline)) void gq_legacy_blocks(const uint8_t *blk, float *dst, int64_t nb,
+                                                                   int bytes, int weights, gq_legacy_body_fn body)
+{
+    float st[2][8] __attribute__((aligned(32)));
+    const int64_t ng = nb / 4;
+    if (ng > 0)
+        gq_stage_f16x2_x4(blk, bytes, 4, st[0]);
+    for (int64_t g = 0; g < ng; g++) {
+        if (g + 1 < ng)
+            gq_stage_f16x2_x4(blk + 4 * bytes, bytes, 4, st[(g + 1) & 1]);
+        GQ_REREAD(st);
+        for (int k = 0; k < 4; k++, blk += bytes, dst += weights)
+            body(blk, dst, st[g & 1] + 2 * k);
+    }
+    if (nb % 4) {
+        gq_stage_f16x2_x4(blk, bytes, (int)(nb % 4), st[0]);
+        GQ_REREAD(st);
+        for (int k = 0; k < nb % 4; k++, blk += bytes, dst += weights)
+            body(blk, dst, st[0] + 2 * k);
     }
 }
 
