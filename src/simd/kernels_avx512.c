@@ -81,10 +81,10 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(IQ3_XXS, iq3_xxs, avx512),
     GQ_DEQUANTIZE(IQ3_S, iq3_s, avx512),
     GQ_QUANTIZE(IQ3_S, iq3_s, avx512),
-    /* iq4: iq4_avx2.c */
-    GQ_DEQUANTIZE(IQ4_NL, iq4_nl, avx2),
+    /* iq4: iq4_avx512.c, iq4_avx2.c */
+    GQ_DEQUANTIZE(IQ4_NL, iq4_nl, avx512),
     GQ_QUANTIZE(IQ4_NL, iq4_nl, avx2),
-    GQ_DEQUANTIZE(IQ4_XS, iq4_xs, avx2),
+    GQ_DEQUANTIZE(IQ4_XS, iq4_xs, avx512),
     GQ_QUANTIZE(IQ4_XS, iq4_xs, avx2),
     /* ternary: ternary_avx2.c */
     GQ_DEQUANTIZE(TQ1_0, tq1_0, avx2),
