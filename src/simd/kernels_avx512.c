@@ -12,8 +12,9 @@
  * `ggufq bench` measured AVX2's faster than the AVX-512 one that was here
  * (AVX2 vs AVX-512): Q4_0 ~1.5x, Q8_0 and Q8_1 ~15 %, Q2_0 ~9 %, Q2_K 9.9
  * vs 7.4 Gw/s, Q4_K 13.1 vs 6.4, Q6_K 10.2 vs 9.0, Q8_K ~14 %, IQ1_M ~17 %,
- * IQ4_NL/IQ4_XS ~14 %, TQ1_0 10.9 vs 7.8, TQ2_0 12.9 vs 8.4, MXFP4 ~8 %,
- * NVFP4 ~20 %. Quantizers of Q1_0, Q2_0, IQ4_*, TQ*_0 and the FP4 types have
+ * TQ1_0 10.9 vs 7.8, TQ2_0 12.9 vs 8.4 (IQ4_* and the FP4 types have
+ * AVX-512 dequantizers again since session 6, table lookups by VPERMPS).
+ * Quantizers of Q1_0, Q2_0, IQ4_*, TQ*_0 and the FP4 types have
  * no AVX-512 version. An AVX-512 kernel that beats AVX2 replaces its row.
  *
  * Compiled for the baseline CPU like dispatch.c: it only holds addresses.
@@ -91,10 +92,10 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(TQ1_0, tq1_0, avx2),
     GQ_DEQUANTIZE(TQ2_0, tq2_0, avx2),
     GQ_QUANTIZE(TQ2_0, tq2_0, avx2),
-    /* fp4: fp4_avx2.c */
-    GQ_DEQUANTIZE(MXFP4, mxfp4, avx2),
+    /* fp4: fp4_avx512.c, fp4_avx2.c */
+    GQ_DEQUANTIZE(MXFP4, mxfp4, avx512),
     GQ_QUANTIZE(MXFP4, mxfp4, avx2),
-    GQ_DEQUANTIZE(NVFP4, nvfp4, avx2),
+    GQ_DEQUANTIZE(NVFP4, nvfp4, avx512),
     GQ_QUANTIZE(NVFP4, nvfp4, avx2),
 };
 
