@@ -164,7 +164,8 @@ static void test_kernel_isa_answers(void **state)
         expect(GGUFQ_TYPE_Q4_K, GGUFQ_OP_QUANTIZE, "avx512");
         expect(GGUFQ_TYPE_Q4_0, GGUFQ_OP_QUANTIZE_IMATRIX, "avx512");
         expect(GGUFQ_TYPE_BF16, GGUFQ_OP_DEQUANTIZE, "avx512");
-        expect(GGUFQ_TYPE_MXFP4, GGUFQ_OP_DEQUANTIZE, "avx2");
+        expect(GGUFQ_TYPE_MXFP4, GGUFQ_OP_DEQUANTIZE, "avx512");
+        expect(GGUFQ_TYPE_MXFP4, GGUFQ_OP_QUANTIZE, "avx2");     /* AVX2's quantizer reused */
         expect(GGUFQ_TYPE_F32, GGUFQ_OP_DEQUANTIZE, "scalar");
     }
     if (ggufq_use_isa(GGUFQ_ISA_NEON) == GGUFQ_OK) {

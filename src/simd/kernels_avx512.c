@@ -10,10 +10,11 @@
  *
  * Rows naming gq_avx2_* reuse AVX2's kernel on purpose. Dequantizers:
  * `ggufq bench` measured AVX2's faster than the AVX-512 one that was here
- * (AVX2 vs AVX-512): Q2_0 ~9 %, IQ1_M ~17 %, IQ4_NL/IQ4_XS ~14 %, TQ1_0
- * 10.9 vs 7.8, TQ2_0 12.9 vs 8.4, MXFP4 ~8 %, NVFP4 ~20 %; Q8_0, Q8_1 and
- * Q8_K: a 512-bit widen-convert-multiply measured no faster (the stores
- * set the pace); Q2_K: 512-bit lookups measured 74 vs 76 %memset.
+ * (AVX2 vs AVX-512): Q2_0 ~9 %, IQ1_M ~17 %, TQ1_0 10.9 vs 7.8, TQ2_0
+ * 12.9 vs 8.4; Q8_0, Q8_1 and Q8_K: a 512-bit widen-convert-multiply
+ * measured no faster (the stores set the pace); Q2_K: 512-bit lookups
+ * measured 74 vs 76 %memset. (IQ4_* and the FP4 types have AVX-512
+ * dequantizers again since session 6, table lookups by VPERMPS.)
  * Quantizers of Q1_0, Q2_0, IQ4_*, TQ*_0 and the FP4 types have no
  * AVX-512 version. An AVX-512 kernel that beats AVX2 replaces its row.
  *
@@ -82,20 +83,20 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(IQ3_XXS, iq3_xxs, avx512),
     GQ_DEQUANTIZE(IQ3_S, iq3_s, avx512),
     GQ_QUANTIZE(IQ3_S, iq3_s, avx512),
-    /* iq4: iq4_avx2.c */
-    GQ_DEQUANTIZE(IQ4_NL, iq4_nl, avx2),
+    /* iq4: iq4_avx512.c, iq4_avx2.c */
+    GQ_DEQUANTIZE(IQ4_NL, iq4_nl, avx512),
     GQ_QUANTIZE(IQ4_NL, iq4_nl, avx2),
-    GQ_DEQUANTIZE(IQ4_XS, iq4_xs, avx2),
+    GQ_DEQUANTIZE(IQ4_XS, iq4_xs, avx512),
     GQ_QUANTIZE(IQ4_XS, iq4_xs, avx2),
     /* ternary: ternary_avx2.c */
     GQ_DEQUANTIZE(TQ1_0, tq1_0, avx2),
     GQ_QUANTIZE(TQ1_0, tq1_0, avx2),
     GQ_DEQUANTIZE(TQ2_0, tq2_0, avx2),
     GQ_QUANTIZE(TQ2_0, tq2_0, avx2),
-    /* fp4: fp4_avx2.c */
-    GQ_DEQUANTIZE(MXFP4, mxfp4, avx2),
+    /* fp4: fp4_avx512.c, fp4_avx2.c */
+    GQ_DEQUANTIZE(MXFP4, mxfp4, avx512),
     GQ_QUANTIZE(MXFP4, mxfp4, avx2),
-    GQ_DEQUANTIZE(NVFP4, nvfp4, avx2),
+    GQ_DEQUANTIZE(NVFP4, nvfp4, avx512),
     GQ_QUANTIZE(NVFP4, nvfp4, avx2),
 };
 

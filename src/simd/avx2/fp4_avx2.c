@@ -23,6 +23,7 @@
 #include "quants/tables.h"
 #include "simd/simd.h"
 #include "simd/x86_quant.h"
+#include "simd/avx2/iq_util_avx2.h"
 
 #define MXFP4_BLOCK 32
 #define MXFP4_BYTES ((int)sizeof(blk_mxfp4))
@@ -31,6 +32,8 @@
 
 static float e8m0_half[256];   /* gq_e8m0_to_fp32_half(e) */
 static float ue4m3_half[256];  /* gq_ue4m3_to_fp32(x) */
+/* The same table for the AVX-512 NVFP4 kernel (filled by the same prepare). */
+const float *const gq_avx2_ue4m3_half = ue4m3_half;
 
 void gq_avx2_prepare_fp4(void)
 {

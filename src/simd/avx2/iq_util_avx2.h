@@ -55,6 +55,8 @@ int  gq_iq3_round4_avx2(const gq_iq3_search *t, const float *xval, const float *
 int  gq_iq3_trials_avx2(const gq_iq3_search *t, const float *xval, const float *weight,
                         const float *waux, int ntrials, const float *ids, const float *scales,
                         gq_iq3_trial_out *out);
+/* fp4_avx2.c: gq_ue4m3_to_fp32(x) for every byte x, filled by gq_avx2_prepare_fp4 */
+extern const float *const gq_avx2_ue4m3_half;
 /* iq1_quant_avx2.c */
 bool gq_iq1s_split_avx2(const float *sumx, const float *sumw, int *i1, int *i2, int *shift,
                         float *scale_io);
