@@ -23,10 +23,11 @@
 #define q3_search_run GQ_ISA_NAME(q3_search_run)
 #define q3_first_guess GQ_ISA_NAME(q3_first_guess)
 #define q3_run_passes GQ_ISA_NAME(q3_run_passes)
-#define lane_get GQ_ISA_NAME(lane_get)
 #define q3_finish_groups GQ_ISA_NAME(q3_finish_groups)
-#define lane_set GQ_ISA_NAME(lane_set)
 #define q3_pack_moved GQ_ISA_NAME(q3_pack_moved)
+#define q3_store_levels GQ_ISA_NAME(q3_store_levels)
+#define q3_flush_pool GQ_ISA_NAME(q3_flush_pool)
+#define q3_push GQ_ISA_NAME(q3_push)
 #define levels_affine GQ_ISA_NAME(levels_affine)
 #define levels_symmetric GQ_ISA_NAME(levels_symmetric)
 #define imatrix_weights GQ_ISA_NAME(imatrix_weights)
@@ -306,7 +307,7 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
         } else if (sl->ref) {
             const int s = sl->j0 + j;
             for (int i = 0; i < Q3_N; i++)
-                L[16 * j + i] = (uint8_t)(int)sl->ref->lv[s / LANES][i][s % LANES];
+                L[16 * j + i] = sl->ref->lv[s / LANES][i][s % LANES];
         } else {
             levels_qx(x + 16 * j, 16, sl->qx, j, 4, L + 16 * j);
         }

@@ -9,14 +9,14 @@
 
 /* ------------------------------------- make_q3_quants (do_rmse) */
 
-/* Q3_K's search (n = 16) runs on Q3_SUBBLOCKS sub-blocks (8 super-blocks)
- * at once, in Q3_GROUPS lane groups: its coordinate descent is one long
+/* Q3_K's search (n = 16) runs on up to Q3_SUBBLOCKS sub-blocks (32
+ * super-blocks) at once, in lane groups: its coordinate descent is one long
  * dependency chain per lane (each step needs the previous step's sums), so
- * groups run in batches, op by op (q3_refine_pass); and after the first
- * pass, which settles most lanes, the lanes still moving are packed into
- * full groups (q3_search_run). */
+ * groups run in batches, op by op (q3_refine_pass); after each pass the
+ * lanes still moving are pooled into full groups for the next
+ * (q3_search_run). Many super-blocks per run keep those pools full. */
 #define Q3_N         16
-#define Q3_SUBBLOCKS 128
+#define Q3_SUBBLOCKS 512
 #define Q3_GROUPS    (Q3_SUBBLOCKS / LANES)
 
 typedef struct {
@@ -163,13 +163,6 @@ static void q3_run_passes(q3_lanes *g, int ng, int nmax, int first, int last, vm
     }
 }
 
-static inline float lane_get(const vf *v, int j)
-{
-    float f;
-    memcpy(&f, (const char *)v + sizeof(float) * (size_t)j, sizeof f);
-    return f;
-}
-
 /* make_q3_quants' results of groups g[0..ng) once their passes are done:
  * levels + nmax (0 in all-zero lanes) in g[k].L, scales to scale[k]. */
 static void q3_finish_groups(q3_lanes *g, int ng, int nmax, vf *scale)
@@ -183,18 +176,36 @@ static void q3_finish_groups(q3_lanes *g, int ng, int nmax, vf *scale)
     }
 }
 
-static inline void lane_set(vf *v, int j, float f)
-{
-    memcpy((char *)v + sizeof(float) * (size_t)j, &f, sizeof f);
-}
+/* Levels of a Q3_K search in lane form, as bytes (level + nmax, 0 in
+ * all-zero sub-blocks): sub-block s, weight i at lv[s / LANES][i][s % LANES]
+ * (only zero-scale sub-blocks read them, and the later passes' packing). */
+typedef struct {
+    uint8_t lv[Q3_GROUPS][Q3_N][LANES];
+} q3_levels;
 
-/* Work groups wg[0..) for the sub-blocks sub[0..n) (n > 0) of groups g[],
- * which moved in pass 1: x gathered again, levels and sums copied lane by
- * lane, the last group padded with copies of sub[n-1]'s lane (a copy runs
- * the same steps: same results). Returns how many groups. */
-static int q3_pack_moved(const float *x, const q3_lanes *g, int *sub, int n, q3_lanes *wg)
+/* Sub-blocks still moving wait in a pool per pass (pool p: to run pass p)
+ * until it fills Q3_BATCH groups: each later pass then runs in full batches
+ * (independent chains that hide each step's latency) and only on the lanes
+ * that moved in the pass before, not on whole groups for as long as any of
+ * their lanes moves (19% of lanes move in pass 1, a quarter of those in
+ * pass 2, ...). A lane's state between passes lives in the per-sub-block
+ * arrays: levels in *L, sums in sumlx/suml2. */
+#define Q3_POOL (Q3_BATCH * LANES)
+
+typedef struct {
+    float sumlx[Q3_SUBBLOCKS + LANES], suml2[Q3_SUBBLOCKS + LANES];
+    int   sub[Q3_PASSES][Q3_POOL + LANES], n[Q3_PASSES];   /* pools 1 .. Q3_PASSES-1 */
+} q3_state;
+
+/* Work groups wg[0..) for pool p's sub-blocks (n > 0): x gathered again,
+ * levels and sums as the last pass left them, the last group padded with
+ * copies of the last sub-block's lane (a copy runs the same steps: same
+ * results). Returns how many groups. */
+static int q3_pack_moved(const float *x, const q3_levels *L, q3_state *st, int p, int nmax,
+                         q3_lanes *wg)
 {
-    const int nw = (n + LANES - 1) / LANES;
+    int *sub = st->sub[p];
+    const int n = st->n[p], nw = (n + LANES - 1) / LANES;
     for (int m = n; m < nw * LANES; m++)
         sub[m] = sub[n - 1];
     for (int k = 0; k < nw; k++) {
@@ -204,65 +215,122 @@ static int q3_pack_moved(const float *x, const q3_lanes *g, int *sub, int n, q3_
             wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
         }
         wg[k].is_zero = vm_none();   /* all-zero lanes never move */
-    }
-    for (int m = 0; m < nw * LANES; m++) {
-        const int s = sub[m], gk = s / LANES, gj = s % LANES, k = m / LANES, j = m % LANES;
+        float lx[LANES], l2[LANES], lv[Q3_N][LANES];
+        for (int j = 0; j < LANES; j++) {
+            const int s = sub[k * LANES + j];
+            lx[j] = st->sumlx[s];
+            l2[j] = st->suml2[s];
+            for (int i = 0; i < Q3_N; i++)
+                lv[i][j] = (float)(L->lv[s / LANES][i][s % LANES] - nmax);
+        }
+        wg[k].sumlx = vf_loadu(lx);
+        wg[k].suml2 = vf_loadu(l2);
         for (int i = 0; i < Q3_N; i++)
-            lane_set(&wg[k].L[i], j, lane_get(&g[gk].L[i], gj));
-        lane_set(&wg[k].sumlx, j, lane_get(&g[gk].sumlx, gj));
-        lane_set(&wg[k].suml2, j, lane_get(&g[gk].suml2, gj));
+            wg[k].L[i] = vf_loadu(lv[i]);
     }
     return nw;
 }
 
-/* Levels of a Q3_K search in lane form: sub-block s, weight i at
- * lv[s / LANES][i][s % LANES] (only zero-scale sub-blocks ever read them). */
-typedef struct {
-    float lv[Q3_GROUPS][Q3_N][LANES];
-} q3_levels;
-
-/* make_q3_quants(16, nmax, x, L, true) on S <= Q3_SUBBLOCKS consecutive
- * sub-blocks; scales to scales[], levels to *L. */
-static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_levels *L)
+/* Levels + nmax of group g (after q3_finish_groups) to lane-form row k of L. */
+static void q3_store_levels(const q3_lanes *g, q3_levels *L, int k)
 {
-    q3_lanes g[Q3_GROUPS], wg[Q3_GROUPS];
-    vf sc[Q3_GROUPS];
-    vm moved[Q3_GROUPS];
-    const int ng = (S + LANES - 1) / LANES;
-    for (int k = 0; k < ng; k++) {
-        const int s0 = k * LANES, count = S - s0 < LANES ? S - s0 : LANES;
-        gather_lanes(x + s0 * Q3_N, Q3_N, count, g[k].x);
-        q3_first_guess(&g[k], nmax);
-    }
-    /* Most lanes settle in the first pass (nothing moves in it): after it,
-     * the sub-blocks that moved are packed into full vectors for the later
-     * passes, rather than dragging every group along for as long as any of
-     * its lanes still moves. */
-    q3_run_passes(g, ng, nmax, 0, 1, moved);
-    int sub[Q3_SUBBLOCKS + LANES], n = 0;
-    for (int k = 0; k < ng; k++)
-        for (unsigned bits = vm_bits(moved[k]); bits; bits &= bits - 1) {
-            const int s = k * LANES + __builtin_ctz(bits);
-            if (s < S)   /* lanes past S repeat sub-block S-1 */
-                sub[n++] = s;
-        }
-    const int nw = n ? q3_pack_moved(x, g, sub, n, wg) : 0;
-    q3_finish_groups(g, ng, nmax, sc);
-    for (int k = 0; k < ng; k++) {
-        vf_storeu(scales + k * LANES, sc[k]);
-        for (int i = 0; i < Q3_N; i++)
-            vf_storeu(L->lv[k][i], g[k].L[i]);
-    }
-    if (!nw)
+    for (int i = 0; i < Q3_N; i++)
+        vi_store_u8(L->lv[k][i], vi_nearest(g->L[i]));
+}
+
+static void q3_flush_pool(const float *x, int nmax, float *scales, q3_levels *L, q3_state *st,
+                          int p);
+
+/* Sub-block s, whose state is written back, goes on to pass p (none after the cap). */
+static void q3_push(const float *x, int nmax, float *scales, q3_levels *L, q3_state *st, int p,
+                    int s)
+{
+    if (p >= Q3_PASSES)
         return;
-    q3_run_passes(wg, nw, nmax, 1, Q3_PASSES, NULL);
+    st->sub[p][st->n[p]++] = s;
+    if (st->n[p] == Q3_POOL)
+        q3_flush_pool(x, nmax, scales, L, st, p);
+}
+
+/* Pass p on pool p's sub-blocks: results written back (scale, levels, sums),
+ * the lanes that moved pushed on to pool p + 1. */
+static void q3_flush_pool(const float *x, int nmax, float *scales, q3_levels *L, q3_state *st,
+                          int p)
+{
+    const int n = st->n[p];
+    if (!n)
+        return;
+    q3_lanes wg[Q3_BATCH];
+    vf sc[Q3_BATCH];
+    vm moved[Q3_BATCH];
+    int sub[Q3_POOL];
+    const int nw = q3_pack_moved(x, L, st, p, nmax, wg);
+    memcpy(sub, st->sub[p], sizeof(int) * (size_t)n);
+    st->n[p] = 0;
+    q3_run_passes(wg, nw, nmax, p, p + 1, moved);
+    float lx[Q3_BATCH][LANES], l2[Q3_BATCH][LANES], scl[Q3_BATCH][LANES];
+    uint8_t lv[Q3_BATCH][Q3_N][LANES];
+    for (int k = 0; k < nw; k++) {
+        vf_storeu(lx[k], wg[k].sumlx);
+        vf_storeu(l2[k], wg[k].suml2);
+    }
     q3_finish_groups(wg, nw, nmax, sc);
+    for (int k = 0; k < nw; k++) {
+        vf_storeu(scl[k], sc[k]);
+        for (int i = 0; i < Q3_N; i++)
+            vi_store_u8(lv[k][i], vi_nearest(wg[k].L[i]));
+    }
     for (int m = 0; m < n; m++) {
         const int s = sub[m], k = m / LANES, j = m % LANES;
-        scales[s] = lane_get(&sc[k], j);
+        scales[s] = scl[k][j];
+        st->sumlx[s] = lx[k][j];
+        st->suml2[s] = l2[k][j];
         for (int i = 0; i < Q3_N; i++)
-            L->lv[s / LANES][i][s % LANES] = lane_get(&wg[k].L[i], j);
+            L->lv[s / LANES][i][s % LANES] = lv[k][i][j];
     }
+    for (int m = 0; m < n; m++)
+        if (vm_bits(moved[m / LANES]) >> (m % LANES) & 1)
+            q3_push(x, nmax, scales, L, st, p + 1, sub[m]);
+}
+
+/* make_q3_quants(16, nmax, x, L, true) on S <= Q3_SUBBLOCKS consecutive
+ * sub-blocks; scales to scales[], levels to *L. First guess and pass 1 run
+ * batch by batch (Q3_BATCH groups, still in L1); most lanes settle in pass 1
+ * (nothing moves in it), the others go to the pools. */
+static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_levels *L)
+{
+    q3_state st;
+    memset(st.n, 0, sizeof st.n);
+    const int ng = (S + LANES - 1) / LANES;
+    for (int k0 = 0; k0 < ng; k0 += Q3_BATCH) {
+        const int nb = ng - k0 < Q3_BATCH ? ng - k0 : Q3_BATCH;
+        q3_lanes g[Q3_BATCH];
+        vf sc[Q3_BATCH];
+        vm moved[Q3_BATCH];
+        for (int t = 0; t < nb; t++) {
+            const int s0 = (k0 + t) * LANES, count = S - s0 < LANES ? S - s0 : LANES;
+            gather_lanes(x + s0 * Q3_N, Q3_N, count, g[t].x);
+            q3_first_guess(&g[t], nmax);
+        }
+        q3_run_passes(g, nb, nmax, 0, 1, moved);
+        for (int t = 0; t < nb; t++) {
+            vf_storeu(st.sumlx + (k0 + t) * LANES, g[t].sumlx);
+            vf_storeu(st.suml2 + (k0 + t) * LANES, g[t].suml2);
+        }
+        q3_finish_groups(g, nb, nmax, sc);
+        for (int t = 0; t < nb; t++) {
+            vf_storeu(scales + (k0 + t) * LANES, sc[t]);
+            q3_store_levels(&g[t], L, k0 + t);
+        }
+        for (int t = 0; t < nb; t++)
+            for (unsigned bits = vm_bits(moved[t]); bits; bits &= bits - 1) {
+                const int s = (k0 + t) * LANES + __builtin_ctz(bits);
+                if (s < S)   /* lanes past S repeat sub-block S-1 */
+                    q3_push(x, nmax, scales, L, &st, 1, s);
+            }
+    }
+    for (int p = 1; p < Q3_PASSES; p++)   /* what is left, pass by pass */
+        q3_flush_pool(x, nmax, scales, L, &st, p);
 }
 
 #endif
