@@ -23,9 +23,10 @@
 #define q3_search_run GQ_ISA_NAME(q3_search_run)
 #define q3_first_guess GQ_ISA_NAME(q3_first_guess)
 #define q3_run_passes GQ_ISA_NAME(q3_run_passes)
-#define q3_finish_groups GQ_ISA_NAME(q3_finish_groups)
-#define q3_pack_moved GQ_ISA_NAME(q3_pack_moved)
-#define q3_store_levels GQ_ISA_NAME(q3_store_levels)
+#define q3_scales GQ_ISA_NAME(q3_scales)
+#define lane_get GQ_ISA_NAME(lane_get)
+#define lane_set GQ_ISA_NAME(lane_set)
+#define q3_copy_lane GQ_ISA_NAME(q3_copy_lane)
 #define q3_flush_pool GQ_ISA_NAME(q3_flush_pool)
 #define q3_push GQ_ISA_NAME(q3_push)
 #define levels_affine GQ_ISA_NAME(levels_affine)
@@ -287,16 +288,11 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
 
 /* ------------------------------------------------------------ Q3_K */
 
-/* Where a zero-scale Q3_K sub-block's levels come from: the lane-form
- * levels of a _ref search (sub-blocks j0 + j), or an imatrix qx search. */
-typedef struct {
-    const q3_levels   *ref;
-    int                j0;
-    const sub_results *qx;
-} q3_search_levels;
-
-/* Levels from the stored scales (zero-scale sub-blocks keep the search's), hmask, packing. */
-static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
+/* Levels from the stored scales, hmask, packing. A zero-scale sub-block
+ * keeps its search's levels: those of the imatrix qx search *qx, or (qx
+ * NULL) make_q3_quants', searched again by the scalar (rare: the lane
+ * search keeps only scales). */
+static void q3_K_finish(const float *x, blk_q3_K *y, const sub_results *qx)
 {
     uint8_t L[QK_K];
     const float dall = gq_fp16_to_fp32(y->d);
@@ -304,12 +300,12 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
         const float d = dall * (int8_t)gq_q3_K_get_scale(y->scales, j);
         if (d) {
             levels_symmetric(x + 16 * j, 16, d, 4, L + 16 * j);
-        } else if (sl->ref) {
-            const int s = sl->j0 + j;
-            for (int i = 0; i < Q3_N; i++)
-                L[16 * j + i] = sl->ref->lv[s / LANES][i][s % LANES];
+        } else if (!qx) {
+            int8_t l[16];
+            gq_make_q3_quants(16, 4, x + 16 * j, l, true);
+            memcpy(L + 16 * j, l, sizeof l);   /* 0..7: the same bytes */
         } else {
-            levels_qx(x + 16 * j, 16, sl->qx, j, 4, L + 16 * j);
+            levels_qx(x + 16 * j, 16, qx, j, 4, L + 16 * j);
         }
     }
     /* Levels are 0..7 here, so the scalar's "if (l > 3) { set bit; l -= 4; }"
@@ -345,8 +341,7 @@ static void q3_K_imatrix_block(const float *x, const float *qw, uint8_t *dst)
     for (int j = 0; j < QK_K / 16; j++)
         gq_q3_K_put_scale(y.scales, j, Ls[j]);
     y.d = gq_fp32_to_fp16(d_block);
-    const q3_search_levels sl = { NULL, 0, &res };
-    q3_K_finish(x, &y, &sl);
+    q3_K_finish(x, &y, &res);
     memcpy(dst, &y, sizeof y);
 }
 
@@ -382,13 +377,11 @@ static void q3_K_ref_quantize_scales(const float *scales, blk_q3_K *y)
 static void q3_K_ref_group(const float *x, int nsb, uint8_t *dst)
 {
     float scales[Q3_SUBBLOCKS + LANES];
-    q3_levels L;
-    q3_search_run(x, 16 * nsb, 4, scales, &L);
+    q3_search_run(x, 16 * nsb, 4, scales);
     for (int k = 0; k < nsb; k++) {
         blk_q3_K y;
         q3_K_ref_quantize_scales(scales + 16 * k, &y);
-        const q3_search_levels sl = { &L, 16 * k, NULL };
-        q3_K_finish(x + k * QK_K, &y, &sl);
+        q3_K_finish(x + k * QK_K, &y, NULL);
         memcpy(dst + k * sizeof y, &y, sizeof y);
     }
 }

@@ -163,144 +163,126 @@ static void q3_run_passes(q3_lanes *g, int ng, int nmax, int first, int last, vm
     }
 }
 
-/* make_q3_quants' results of groups g[0..ng) once their passes are done:
- * levels + nmax (0 in all-zero lanes) in g[k].L, scales to scale[k]. */
-static void q3_finish_groups(q3_lanes *g, int ng, int nmax, vf *scale)
+/* make_q3_quants' return value (sumlx / suml2; 0 in all-zero lanes) of groups g[0..ng). */
+static void q3_scales(const q3_lanes *g, int ng, vf *scale)
 {
     const vf zero = vf_set(0.0f);
-    for (int k = 0; k < ng; k++) {
-        for (int i = 0; i < Q3_N; i++)
-            g[k].L[i] = vf_sel(g[k].is_zero, zero, vf_add(g[k].L[i], vf_set((float)nmax)));
+    for (int k = 0; k < ng; k++)
         scale[k] = vf_sel(vm_andnot(vf_gt(g[k].suml2, zero), g[k].is_zero),
                           vf_div(g[k].sumlx, g[k].suml2), zero);
-    }
 }
-
-/* Levels of a Q3_K search in lane form, as bytes (level + nmax, 0 in
- * all-zero sub-blocks): sub-block s, weight i at lv[s / LANES][i][s % LANES]
- * (only zero-scale sub-blocks read them, and the later passes' packing). */
-typedef struct {
-    uint8_t lv[Q3_GROUPS][Q3_N][LANES];
-} q3_levels;
 
 /* Sub-blocks still moving wait in a pool per pass (pool p: to run pass p)
  * until it fills Q3_BATCH groups: each later pass then runs in full batches
  * (independent chains that hide each step's latency) and only on the lanes
  * that moved in the pass before, not on whole groups for as long as any of
  * their lanes moves (19% of lanes move in pass 1, a quarter of those in
- * pass 2, ...). A lane's state between passes lives in the per-sub-block
- * arrays: levels in *L, sums in sumlx/suml2. */
+ * pass 2, ...). A pooled lane carries its x, levels and sums; w and wx are
+ * recomputed (the same products, same bits). Only the scales leave the
+ * search: a zero-scale sub-block's levels are recomputed by the scalar
+ * make_q3_quants (q3_K_finish), which spares moving levels around. */
 #define Q3_POOL (Q3_BATCH * LANES)
 
 typedef struct {
-    float sumlx[Q3_SUBBLOCKS + LANES], suml2[Q3_SUBBLOCKS + LANES];
-    int   sub[Q3_PASSES][Q3_POOL + LANES], n[Q3_PASSES];   /* pools 1 .. Q3_PASSES-1 */
+    vf x[Q3_N], L[Q3_N], sumlx, suml2;
+} q3_pending;
+
+typedef struct {
+    q3_pending g[Q3_BATCH];
+    int        sub[Q3_POOL], n;
+} q3_pool;
+
+typedef struct {
+    q3_pool pool[Q3_PASSES];   /* pools 1 .. Q3_PASSES-1 */
+    float  *scales;
 } q3_state;
 
-/* Work groups wg[0..) for pool p's sub-blocks (n > 0): x gathered again,
- * levels and sums as the last pass left them, the last group padded with
- * copies of the last sub-block's lane (a copy runs the same steps: same
- * results). Returns how many groups. */
-static int q3_pack_moved(const float *x, const q3_levels *L, q3_state *st, int p, int nmax,
-                         q3_lanes *wg)
+static inline float lane_get(const vf *v, int j)
 {
-    int *sub = st->sub[p];
-    const int n = st->n[p], nw = (n + LANES - 1) / LANES;
-    for (int m = n; m < nw * LANES; m++)
-        sub[m] = sub[n - 1];
-    for (int k = 0; k < nw; k++) {
-        gather_rows(x, Q3_N, sub + k * LANES, wg[k].x);
-        for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
-            wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
-            wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
-        }
-        wg[k].is_zero = vm_none();   /* all-zero lanes never move */
-        float lx[LANES], l2[LANES], lv[Q3_N][LANES];
-        for (int j = 0; j < LANES; j++) {
-            const int s = sub[k * LANES + j];
-            lx[j] = st->sumlx[s];
-            l2[j] = st->suml2[s];
-            for (int i = 0; i < Q3_N; i++)
-                lv[i][j] = (float)(L->lv[s / LANES][i][s % LANES] - nmax);
-        }
-        wg[k].sumlx = vf_loadu(lx);
-        wg[k].suml2 = vf_loadu(l2);
-        for (int i = 0; i < Q3_N; i++)
-            wg[k].L[i] = vf_loadu(lv[i]);
+    float f;
+    memcpy(&f, (const char *)v + sizeof(float) * (size_t)j, sizeof f);
+    return f;
+}
+
+static inline void lane_set(vf *v, int j, float f)
+{
+    memcpy((char *)v + sizeof(float) * (size_t)j, &f, sizeof f);
+}
+
+/* Lane j of (x, L, sumlx, suml2) to lane dj of d. */
+static inline void q3_copy_lane(q3_pending *d, int dj, const vf *x, const vf *L, vf sumlx,
+                                vf suml2, int j)
+{
+    for (int i = 0; i < Q3_N; i++) {
+        lane_set(&d->x[i], dj, lane_get(&x[i], j));
+        lane_set(&d->L[i], dj, lane_get(&L[i], j));
     }
-    return nw;
+    lane_set(&d->sumlx, dj, lane_get(&sumlx, j));
+    lane_set(&d->suml2, dj, lane_get(&suml2, j));
 }
 
-/* Levels + nmax of group g (after q3_finish_groups) to lane-form row k of L. */
-static void q3_store_levels(const q3_lanes *g, q3_levels *L, int k)
-{
-    for (int i = 0; i < Q3_N; i++)
-        vi_store_u8(L->lv[k][i], vi_nearest(g->L[i]));
-}
+static void q3_flush_pool(q3_state *st, int p, int nmax);
 
-static void q3_flush_pool(const float *x, int nmax, float *scales, q3_levels *L, q3_state *st,
-                          int p);
-
-/* Sub-block s, whose state is written back, goes on to pass p (none after the cap). */
-static void q3_push(const float *x, int nmax, float *scales, q3_levels *L, q3_state *st, int p,
-                    int s)
+/* Sub-block s (lane j of group g) goes on to pass p (none after the cap). */
+static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, int j, int s)
 {
     if (p >= Q3_PASSES)
         return;
-    st->sub[p][st->n[p]++] = s;
-    if (st->n[p] == Q3_POOL)
-        q3_flush_pool(x, nmax, scales, L, st, p);
+    q3_pool *pl = &st->pool[p];
+    q3_copy_lane(&pl->g[pl->n / LANES], pl->n % LANES, g->x, g->L, g->sumlx, g->suml2, j);
+    pl->sub[pl->n++] = s;
+    if (pl->n == Q3_POOL)
+        q3_flush_pool(st, p, nmax);
 }
 
-/* Pass p on pool p's sub-blocks: results written back (scale, levels, sums),
- * the lanes that moved pushed on to pool p + 1. */
-static void q3_flush_pool(const float *x, int nmax, float *scales, q3_levels *L, q3_state *st,
-                          int p)
+/* Pass p on pool p's sub-blocks: their scales written, the lanes that moved
+ * pushed on to pool p + 1. The last group is padded with copies of the last
+ * lane (a copy runs the same steps: same results). */
+static void q3_flush_pool(q3_state *st, int p, int nmax)
 {
-    const int n = st->n[p];
+    q3_pool *pl = &st->pool[p];
+    const int n = pl->n, nw = (n + LANES - 1) / LANES;
     if (!n)
         return;
+    q3_pending *last = &pl->g[(n - 1) / LANES];
+    for (int m = n; m < nw * LANES; m++)
+        q3_copy_lane(last, m % LANES, last->x, last->L, last->sumlx, last->suml2, (n - 1) % LANES);
     q3_lanes wg[Q3_BATCH];
-    vf sc[Q3_BATCH];
-    vm moved[Q3_BATCH];
     int sub[Q3_POOL];
-    const int nw = q3_pack_moved(x, L, st, p, nmax, wg);
-    memcpy(sub, st->sub[p], sizeof(int) * (size_t)n);
-    st->n[p] = 0;
+    memcpy(sub, pl->sub, sizeof(int) * (size_t)n);
+    for (int k = 0; k < nw; k++) {
+        for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
+            wg[k].x[i] = pl->g[k].x[i];
+            wg[k].L[i] = pl->g[k].L[i];
+            wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
+            wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
+        }
+        wg[k].sumlx = pl->g[k].sumlx;
+        wg[k].suml2 = pl->g[k].suml2;
+        wg[k].is_zero = vm_none();   /* all-zero lanes never move */
+    }
+    pl->n = 0;
+    vm moved[Q3_BATCH];
+    vf sc[Q3_BATCH];
     q3_run_passes(wg, nw, nmax, p, p + 1, moved);
-    float lx[Q3_BATCH][LANES], l2[Q3_BATCH][LANES], scl[Q3_BATCH][LANES];
-    uint8_t lv[Q3_BATCH][Q3_N][LANES];
-    for (int k = 0; k < nw; k++) {
-        vf_storeu(lx[k], wg[k].sumlx);
-        vf_storeu(l2[k], wg[k].suml2);
-    }
-    q3_finish_groups(wg, nw, nmax, sc);
-    for (int k = 0; k < nw; k++) {
-        vf_storeu(scl[k], sc[k]);
-        for (int i = 0; i < Q3_N; i++)
-            vi_store_u8(lv[k][i], vi_nearest(wg[k].L[i]));
-    }
-    for (int m = 0; m < n; m++) {
-        const int s = sub[m], k = m / LANES, j = m % LANES;
-        scales[s] = scl[k][j];
-        st->sumlx[s] = lx[k][j];
-        st->suml2[s] = l2[k][j];
-        for (int i = 0; i < Q3_N; i++)
-            L->lv[s / LANES][i][s % LANES] = lv[k][i][j];
-    }
+    q3_scales(wg, nw, sc);
+    for (int m = 0; m < n; m++)
+        st->scales[sub[m]] = lane_get(&sc[m / LANES], m % LANES);
     for (int m = 0; m < n; m++)
         if (vm_bits(moved[m / LANES]) >> (m % LANES) & 1)
-            q3_push(x, nmax, scales, L, st, p + 1, sub[m]);
+            q3_push(st, p + 1, nmax, &wg[m / LANES], m % LANES, sub[m]);
 }
 
-/* make_q3_quants(16, nmax, x, L, true) on S <= Q3_SUBBLOCKS consecutive
- * sub-blocks; scales to scales[], levels to *L. First guess and pass 1 run
- * batch by batch (Q3_BATCH groups, still in L1); most lanes settle in pass 1
- * (nothing moves in it), the others go to the pools. */
-static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_levels *L)
+/* make_q3_quants(16, nmax, x, L, true)'s return values for S <= Q3_SUBBLOCKS
+ * consecutive sub-blocks, to scales[]. First guess and pass 1 run batch by
+ * batch (Q3_BATCH groups, still in L1); most lanes settle in pass 1 (nothing
+ * moves in it), the others go to the pools. */
+static void q3_search_run(const float *x, int S, int nmax, float *scales)
 {
     q3_state st;
-    memset(st.n, 0, sizeof st.n);
+    for (int p = 0; p < Q3_PASSES; p++)
+        st.pool[p].n = 0;
+    st.scales = scales;
     const int ng = (S + LANES - 1) / LANES;
     for (int k0 = 0; k0 < ng; k0 += Q3_BATCH) {
         const int nb = ng - k0 < Q3_BATCH ? ng - k0 : Q3_BATCH;
@@ -313,24 +295,18 @@ static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_lev
             q3_first_guess(&g[t], nmax);
         }
         q3_run_passes(g, nb, nmax, 0, 1, moved);
-        for (int t = 0; t < nb; t++) {
-            vf_storeu(st.sumlx + (k0 + t) * LANES, g[t].sumlx);
-            vf_storeu(st.suml2 + (k0 + t) * LANES, g[t].suml2);
-        }
-        q3_finish_groups(g, nb, nmax, sc);
-        for (int t = 0; t < nb; t++) {
+        q3_scales(g, nb, sc);
+        for (int t = 0; t < nb; t++)
             vf_storeu(scales + (k0 + t) * LANES, sc[t]);
-            q3_store_levels(&g[t], L, k0 + t);
-        }
         for (int t = 0; t < nb; t++)
             for (unsigned bits = vm_bits(moved[t]); bits; bits &= bits - 1) {
-                const int s = (k0 + t) * LANES + __builtin_ctz(bits);
+                const int j = __builtin_ctz(bits), s = (k0 + t) * LANES + j;
                 if (s < S)   /* lanes past S repeat sub-block S-1 */
-                    q3_push(x, nmax, scales, L, &st, 1, s);
+                    q3_push(&st, 1, nmax, &g[t], j, s);
             }
     }
     for (int p = 1; p < Q3_PASSES; p++)   /* what is left, pass by pass */
-        q3_flush_pool(x, nmax, scales, L, &st, p);
+        q3_flush_pool(&st, p, nmax);
 }
 
 #endif
