@@ -80,6 +80,13 @@ static void kq_gather_lanes(const float *base, int n, int count, vf *out)
 
 #define gather_lanes kq_gather_lanes
 
+/* The lanes of v in mask, packed, to dst[0..16) (Q3_K's pools; see q3_search-inl.h). */
+static inline void kq_compress_store(float *dst, vf v, unsigned mask)
+{
+    _mm512_storeu_ps(dst, _mm512_maskz_compress_ps((__mmask16)mask, v));
+}
+#define compress_store kq_compress_store
+
 #include "simd/portable/search-inl.h"
 
 #include "simd/portable/kquants_quant-inl.h"

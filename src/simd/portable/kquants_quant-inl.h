@@ -25,8 +25,6 @@
 #define q3_run_passes GQ_ISA_NAME(q3_run_passes)
 #define q3_scales GQ_ISA_NAME(q3_scales)
 #define lane_get GQ_ISA_NAME(lane_get)
-#define lane_set GQ_ISA_NAME(lane_set)
-#define q3_copy_lane GQ_ISA_NAME(q3_copy_lane)
 #define q3_flush_pool GQ_ISA_NAME(q3_flush_pool)
 #define q3_push GQ_ISA_NAME(q3_push)
 #define levels_affine GQ_ISA_NAME(levels_affine)

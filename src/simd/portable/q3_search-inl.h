@@ -177,23 +177,21 @@ static void q3_scales(const q3_lanes *g, int ng, vf *scale)
  * (independent chains that hide each step's latency) and only on the lanes
  * that moved in the pass before, not on whole groups for as long as any of
  * their lanes moves (19% of lanes move in pass 1, a quarter of those in
- * pass 2, ...). A pooled lane carries its x, levels and sums; w and wx are
- * recomputed (the same products, same bits). Only the scales leave the
- * search: a zero-scale sub-block's levels are recomputed by the scalar
- * make_q3_quants (q3_K_finish), which spares moving levels around. */
-#define Q3_POOL (Q3_BATCH * LANES)
+ * pass 2, ...). A pooled lane carries its x, levels and sums, appended a
+ * group at a time by compress_store (the moved lanes of each vector, packed);
+ * w and wx are recomputed (the same products, same bits). Only the scales
+ * leave the search: a zero-scale sub-block's levels are recomputed by the
+ * scalar make_q3_quants (q3_K_finish), which spares moving levels around. */
+#define Q3_POOL  (Q3_BATCH * LANES)
+#define Q3_ROOM  (Q3_POOL + 2 * LANES)   /* a push may pass Q3_POOL by LANES-1, and stores LANES */
 
 typedef struct {
-    vf x[Q3_N], L[Q3_N], sumlx, suml2;
-} q3_pending;
-
-typedef struct {
-    q3_pending g[Q3_BATCH];
-    int        sub[Q3_POOL], n;
+    float x[Q3_N][Q3_ROOM], L[Q3_N][Q3_ROOM], sumlx[Q3_ROOM], suml2[Q3_ROOM];
+    int   sub[Q3_ROOM], n;
 } q3_pool;
 
 typedef struct {
-    q3_pool pool[Q3_PASSES];   /* pools 1 .. Q3_PASSES-1 */
+    q3_pool pool[Q3_PASSES - 1];   /* pool p at pool[p - 1] */
     float  *scales;
 } q3_state;
 
@@ -204,73 +202,85 @@ static inline float lane_get(const vf *v, int j)
     return f;
 }
 
-static inline void lane_set(vf *v, int j, float f)
+/* compress_store(dst, v, mask): the lanes of v whose mask bit is set, in
+ * order, to dst[0..popcount); dst[0..LANES) may all be written. An ISA file
+ * may define it with its lane compress (x86: vcompressps, or vpermps with an
+ * index from pext); this is the portable fallback. */
+#ifndef compress_store
+#define compress_store GQ_ISA_NAME(compress_store)
+static inline void compress_store(float *dst, vf v, unsigned mask)
 {
-    memcpy((char *)v + sizeof(float) * (size_t)j, &f, sizeof f);
+    for (int k = 0; mask; mask &= mask - 1)
+        dst[k++] = lane_get(&v, __builtin_ctz(mask));
 }
-
-/* Lane j of (x, L, sumlx, suml2) to lane dj of d. */
-static inline void q3_copy_lane(q3_pending *d, int dj, const vf *x, const vf *L, vf sumlx,
-                                vf suml2, int j)
-{
-    for (int i = 0; i < Q3_N; i++) {
-        lane_set(&d->x[i], dj, lane_get(&x[i], j));
-        lane_set(&d->L[i], dj, lane_get(&L[i], j));
-    }
-    lane_set(&d->sumlx, dj, lane_get(&sumlx, j));
-    lane_set(&d->suml2, dj, lane_get(&suml2, j));
-}
+#endif
 
 static void q3_flush_pool(q3_state *st, int p, int nmax);
 
-/* Sub-block s (lane j of group g) goes on to pass p (none after the cap). */
-static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, int j, int s)
+/* The lanes of g in mask (lane j: sub-block sub[j]) go on to pass p (none after the cap). */
+static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, unsigned mask,
+                    const int *sub)
 {
-    if (p >= Q3_PASSES)
+    if (p >= Q3_PASSES || !mask)
         return;
-    q3_pool *pl = &st->pool[p];
-    q3_copy_lane(&pl->g[pl->n / LANES], pl->n % LANES, g->x, g->L, g->sumlx, g->suml2, j);
-    pl->sub[pl->n++] = s;
-    if (pl->n == Q3_POOL)
+    q3_pool *pl = &st->pool[p - 1];
+    const int n = pl->n;
+    for (int i = 0; i < Q3_N; i++) {
+        compress_store(pl->x[i] + n, g->x[i], mask);
+        compress_store(pl->L[i] + n, g->L[i], mask);
+    }
+    compress_store(pl->sumlx + n, g->sumlx, mask);
+    compress_store(pl->suml2 + n, g->suml2, mask);
+    int m = n;
+    for (unsigned bits = mask; bits; bits &= bits - 1)
+        pl->sub[m++] = sub[__builtin_ctz(bits)];
+    pl->n = m;
+    if (m >= Q3_POOL)
         q3_flush_pool(st, p, nmax);
 }
 
 /* Pass p on pool p's sub-blocks: their scales written, the lanes that moved
- * pushed on to pool p + 1. The last group is padded with copies of the last
- * lane (a copy runs the same steps: same results). */
+ * pushed on to pool p + 1. The last group is padded with zero lanes (slx is
+ * 0, not > 0: they never move; their results are dropped). */
 static void q3_flush_pool(q3_state *st, int p, int nmax)
 {
-    q3_pool *pl = &st->pool[p];
+    q3_pool *pl = &st->pool[p - 1];
     const int n = pl->n, nw = (n + LANES - 1) / LANES;
     if (!n)
         return;
-    q3_pending *last = &pl->g[(n - 1) / LANES];
-    for (int m = n; m < nw * LANES; m++)
-        q3_copy_lane(last, m % LANES, last->x, last->L, last->sumlx, last->suml2, (n - 1) % LANES);
-    q3_lanes wg[Q3_BATCH];
-    int sub[Q3_POOL];
+    const vf zero = vf_set(0.0f);
+    for (int i = 0; i < Q3_N; i++) {
+        vf_storeu(pl->x[i] + n, zero);
+        vf_storeu(pl->L[i] + n, zero);
+    }
+    vf_storeu(pl->sumlx + n, zero);
+    vf_storeu(pl->suml2 + n, zero);
+    q3_lanes wg[Q3_BATCH + 1];
+    int sub[Q3_ROOM];
     memcpy(sub, pl->sub, sizeof(int) * (size_t)n);
     for (int k = 0; k < nw; k++) {
         for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
-            wg[k].x[i] = pl->g[k].x[i];
-            wg[k].L[i] = pl->g[k].L[i];
+            wg[k].x[i] = vf_loadu(pl->x[i] + k * LANES);
+            wg[k].L[i] = vf_loadu(pl->L[i] + k * LANES);
             wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
             wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
         }
-        wg[k].sumlx = pl->g[k].sumlx;
-        wg[k].suml2 = pl->g[k].suml2;
+        wg[k].sumlx = vf_loadu(pl->sumlx + k * LANES);
+        wg[k].suml2 = vf_loadu(pl->suml2 + k * LANES);
         wg[k].is_zero = vm_none();   /* all-zero lanes never move */
     }
     pl->n = 0;
-    vm moved[Q3_BATCH];
-    vf sc[Q3_BATCH];
+    vm moved[Q3_BATCH + 1];
+    vf sc[Q3_BATCH + 1];
     q3_run_passes(wg, nw, nmax, p, p + 1, moved);
     q3_scales(wg, nw, sc);
     for (int m = 0; m < n; m++)
         st->scales[sub[m]] = lane_get(&sc[m / LANES], m % LANES);
-    for (int m = 0; m < n; m++)
-        if (vm_bits(moved[m / LANES]) >> (m % LANES) & 1)
-            q3_push(st, p + 1, nmax, &wg[m / LANES], m % LANES, sub[m]);
+    for (int k = 0; k < nw; k++) {
+        const int valid = n - k * LANES >= LANES ? LANES : n - k * LANES;
+        const unsigned live = (1u << valid) - 1;   /* valid <= LANES <= 16 */
+        q3_push(st, p + 1, nmax, &wg[k], vm_bits(moved[k]) & live, sub + k * LANES);
+    }
 }
 
 /* make_q3_quants(16, nmax, x, L, true)'s return values for S <= Q3_SUBBLOCKS
@@ -280,8 +290,8 @@ static void q3_flush_pool(q3_state *st, int p, int nmax)
 static void q3_search_run(const float *x, int S, int nmax, float *scales)
 {
     q3_state st;
-    for (int p = 0; p < Q3_PASSES; p++)
-        st.pool[p].n = 0;
+    for (int p = 1; p < Q3_PASSES; p++)
+        st.pool[p - 1].n = 0;
     st.scales = scales;
     const int ng = (S + LANES - 1) / LANES;
     for (int k0 = 0; k0 < ng; k0 += Q3_BATCH) {
@@ -298,12 +308,15 @@ static void q3_search_run(const float *x, int S, int nmax, float *scales)
         q3_scales(g, nb, sc);
         for (int t = 0; t < nb; t++)
             vf_storeu(scales + (k0 + t) * LANES, sc[t]);
-        for (int t = 0; t < nb; t++)
-            for (unsigned bits = vm_bits(moved[t]); bits; bits &= bits - 1) {
-                const int j = __builtin_ctz(bits), s = (k0 + t) * LANES + j;
-                if (s < S)   /* lanes past S repeat sub-block S-1 */
-                    q3_push(&st, 1, nmax, &g[t], j, s);
-            }
+        for (int t = 0; t < nb; t++) {
+            const int s0 = (k0 + t) * LANES, valid = S - s0 < LANES ? S - s0 : LANES;
+            int sub[LANES];
+            for (int j = 0; j < LANES; j++)
+                sub[j] = s0 + j;
+            /* lanes past S repeat sub-block S-1 */
+            const unsigned live = (1u << valid) - 1;
+            q3_push(&st, 1, nmax, &g[t], vm_bits(moved[t]) & live, sub);
+        }
     }
     for (int p = 1; p < Q3_PASSES; p++)   /* what is left, pass by pass */
         q3_flush_pool(&st, p, nmax);
