@@ -39,7 +39,7 @@
 #define affine_k4_group GQ_ISA_NAME(affine_k4_group)
 #define q2_K_block GQ_ISA_NAME(q2_K_block)
 #define q3_K_finish GQ_ISA_NAME(q3_K_finish)
-#define q3_K_imatrix_block GQ_ISA_NAME(q3_K_imatrix_block)
+#define q3_K_imatrix_group GQ_ISA_NAME(q3_K_imatrix_group)
 #define q3_K_ref_quantize_scales GQ_ISA_NAME(q3_K_ref_quantize_scales)
 #define q3_K_ref_group GQ_ISA_NAME(q3_K_ref_group)
 #define q6_K_block GQ_ISA_NAME(q6_K_block)
@@ -90,6 +90,12 @@ static float superblock_sumx2(const float *x)
     for (int j = 0; j < QK_K; j++)
         s += x[j] * x[j];
     return s;
+}
+
+/* Row-major flat block b (of nb per row) uses imatrix slice b % nb. */
+static inline const float *imatrix_slice(const float *imatrix, int64_t b, int64_t nb)
+{
+    return imatrix ? imatrix + (b % nb) * QK_K : NULL;
 }
 
 /* ------------------------------------------------------------ Q4_K / Q5_K */
@@ -326,21 +332,34 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const sub_results *qx)
     memcpy(y->qs, qs, sizeof qs);
 }
 
-static void q3_K_imatrix_block(const float *x, const float *qw, uint8_t *dst)
+/* nsb <= LANES consecutive Q3_K super-blocks with imatrix (qw[k]: super-block
+ * k's slice). Each super-block's 16 sub-block searches fill a group of lanes;
+ * then make_qx_quants on the scales (16 per super-block, weighted by sum_w)
+ * runs with one lane per super-block, the same search. */
+static void q3_K_imatrix_group(const float *x, const float *const *qw, int nsb, uint8_t *dst)
 {
-    blk_q3_K y;
-    float wbuf[QK_K];
-    sub_results res;
-    imatrix_weights(x, qw, 2 * superblock_sumx2(x) / QK_K, wbuf);
-    qx_search_run(x, wbuf, 16, 16, 4, W_GIVEN, &res);
-    int8_t Ls[QK_K / 16];
-    const float d_block = gq_make_qx_quants(QK_K / 16, 32, res.scale, Ls, 1, res.sum_w);
-    memset(y.scales, 0, sizeof y.scales);
-    for (int j = 0; j < QK_K / 16; j++)
-        gq_q3_K_put_scale(y.scales, j, Ls[j]);
-    y.d = gq_fp32_to_fp16(d_block);
-    q3_K_finish(x, &y, &res);
-    memcpy(dst, &y, sizeof y);
+    sub_results res[LANES], sr;
+    float sc[LANES * 16], sw[LANES * 16];
+    for (int k = 0; k < nsb; k++) {
+        float wbuf[QK_K];
+        const float *xs = x + k * QK_K;
+        imatrix_weights(xs, qw[k], 2 * superblock_sumx2(xs) / QK_K, wbuf);
+        qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
+        memcpy(sc + 16 * k, res[k].scale, 16 * sizeof(float));
+        memcpy(sw + 16 * k, res[k].sum_w, 16 * sizeof(float));
+    }
+    qx_search_run(sc, sw, nsb, 16, 32, W_GIVEN, &sr);
+    for (int k = 0; k < nsb; k++) {
+        blk_q3_K y;
+        uint8_t Ls[QK_K / 16];
+        levels_qx(sc + 16 * k, 16, &sr, k, 32, Ls);
+        memset(y.scales, 0, sizeof y.scales);
+        for (int j = 0; j < QK_K / 16; j++)
+            gq_q3_K_put_scale(y.scales, j, (int8_t)Ls[j]);
+        y.d = gq_fp32_to_fp16(sr.scale[k]);
+        q3_K_finish(x + k * QK_K, &y, &res[k]);
+        memcpy(dst + k * sizeof y, &y, sizeof y);
+    }
 }
 
 /* Scales of a _ref super-block: 6-bit signed, against the largest |scale|. */
@@ -390,9 +409,13 @@ int GQ_ISA_NAME(quantize_q3_K)(const float *src, void *dst, int64_t nrows, int64
     const int64_t nb = n_per_row / QK_K, total = nrows * nb;
     uint8_t *out = dst;
     if (imatrix) {
-        for (int64_t b = 0; b < total; b++)
-            q3_K_imatrix_block(src + b * QK_K, imatrix + (b % nb) * QK_K,
-                               out + (size_t)b * sizeof(blk_q3_K));
+        for (int64_t b = 0; b < total; b += LANES) {
+            const int nsb = total - b < LANES ? (int)(total - b) : LANES;
+            const float *qw[LANES];
+            for (int k = 0; k < nsb; k++)
+                qw[k] = imatrix_slice(imatrix, b + k, nb);
+            q3_K_imatrix_group(src + b * QK_K, qw, nsb, out + (size_t)b * sizeof(blk_q3_K));
+        }
         return GGUFQ_OK;
     }
     for (int64_t b = 0; b < total; b += Q3_REF_GROUP) {
@@ -495,12 +518,6 @@ static void q8_K_block(const float *x, uint8_t *dst)
 }
 
 /* ------------------------------------------------------------ entry points */
-
-/* Row-major flat block b (of nb per row) uses imatrix slice b % nb. */
-static inline const float *imatrix_slice(const float *imatrix, int64_t b, int64_t nb)
-{
-    return imatrix ? imatrix + (b % nb) * QK_K : NULL;
-}
 
 static int quantize_affine_k4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix, bool q5)
