@@ -46,10 +46,148 @@
 #define q8_K_block GQ_ISA_NAME(q8_K_block)
 #define imatrix_slice GQ_ISA_NAME(imatrix_slice)
 #define quantize_affine_k4 GQ_ISA_NAME(quantize_affine_k4)
+#define kq_qkx_search_groups GQ_ISA_NAME(kq_qkx_search_groups)
+#define kq_qkx_search_run GQ_ISA_NAME(kq_qkx_search_run)
 
 #include "simd/portable/search-inl.h"
 
 #include "simd/portable/q3_search-inl.h"   /* Q3_K's make_q3_quants */
+
+/* ------------------------------------- make_qkx2/qkx3_quants, groups side by side */
+
+/* search-inl.h's qkx_search_lanes on up to KQ_NG lane groups at once, op by
+ * op. A trial's sums and its error are chains of n dependent adds (the
+ * scalar's order), and each trial starts from the previous one's winner
+ * (its min), so one group's search is latency-bound: ~1/3 of the ALUs idle.
+ * Interleaving independent groups fills them. Per group the operations are
+ * qkx_search_lanes' own, in its order: a group whose lanes are all !ok in a
+ * trial computes a candidate nobody takes (better is false), the same result
+ * as the `continue` there. ng is a constant in each inlined copy. */
+#define KQ_NG 4
+
+static inline __attribute__((always_inline)) void
+kq_qkx_search_groups(const lanes_in *in, int ng, const qkx_params *p, qkx_result *r)
+{
+    const int n = p->n, nmax = p->nmax;
+    const vf zero = vf_set(0.0f);
+    vf min[KQ_NG], max[KQ_NG], sum_w[KQ_NG], sum_x[KQ_NG], scale[KQ_NG], best[KQ_NG];
+    vf iscale[KQ_NG], lv_iscale[KQ_NG], lv_min[KQ_NG];
+    vm degenerate[KQ_NG];
+    for (int g = 0; g < ng; g++) {
+        min[g] = max[g] = in[g].x[0];
+        sum_w[g] = in[g].w[0];
+        sum_x[g] = vf_mul(in[g].w[0], in[g].x[0]);
+    }
+    for (int i = 1; i < n; i++)
+        for (int g = 0; g < ng; g++) {
+            const vf xi = in[g].x[i], wi = in[g].w[i];
+            min[g] = vf_sel(vf_lt(xi, min[g]), xi, min[g]);
+            max[g] = vf_sel(vf_gt(xi, max[g]), xi, max[g]);
+            sum_w[g] = vf_add(sum_w[g], wi);
+            sum_x[g] = vf_add(sum_x[g], vf_mul(wi, xi));
+        }
+    for (int g = 0; g < ng; g++) {
+        min[g] = vf_sel(vf_gt(min[g], zero), zero, min[g]);
+        degenerate[g] = p->qkx3 ? vf_le(max[g], min[g]) : vf_eq(max[g], min[g]);
+        iscale[g] = vf_div(vf_set((float)nmax), vf_sub(max[g], min[g]));
+        scale[g] = vf_div(vf_set(1.0f), iscale[g]);
+        best[g] = zero;
+        lv_iscale[g] = iscale[g];
+        lv_min[g] = min[g];
+    }
+    for (int i = 0; i < n; i++)
+        for (int g = 0; g < ng; g++) {
+            const vf l = vf_cvt(qkx_level(iscale[g], in[g].x[i], min[g], nmax));
+            best[g] = vf_add(best[g], qkx_term(in[g].w[i], scale[g], l, min[g], in[g].x[i],
+                                               p->use_mad));
+        }
+    vf lf[KQ_NG][MAX_SUB];
+    for (int is = 0; is <= p->nstep; is++) {
+        const float num = p->rmin + p->rdelta * (float)is + (float)nmax;
+        vf sum_l[KQ_NG], sum_l2[KQ_NG], sum_xl[KQ_NG];
+        vm ok[KQ_NG], any = vm_none();
+        for (int g = 0; g < ng; g++) {
+            iscale[g] = vf_div(vf_set(num), vf_sub(max[g], min[g]));
+            sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
+        }
+        for (int i = 0; i < n; i++)
+            for (int g = 0; g < ng; g++) {
+                const vf l = vf_cvt(qkx_level(iscale[g], in[g].x[i], min[g], nmax));
+                const vf wl = vf_mul(in[g].w[i], l);
+                lf[g][i] = l;
+                sum_l[g]  = vf_add(sum_l[g], wl);
+                sum_l2[g] = vf_add(sum_l2[g], vf_mul(wl, l));
+                sum_xl[g] = vf_add(sum_xl[g], vf_mul(wl, in[g].x[i]));
+            }
+        vf D[KQ_NG];
+        for (int g = 0; g < ng; g++) {
+            D[g] = vf_sub(vf_mul(sum_w[g], sum_l2[g]), vf_mul(sum_l[g], sum_l[g]));
+            ok[g] = vm_andnot(vf_gt(D[g], zero), degenerate[g]);
+            any = vm_or(any, ok[g]);
+        }
+        if (!vm_any(any))
+            continue;
+        vf this_scale[KQ_NG], this_min[KQ_NG], cur[KQ_NG];
+        for (int g = 0; g < ng; g++) {
+            this_scale[g] = vf_div(vf_sub(vf_mul(sum_w[g], sum_xl[g]), vf_mul(sum_x[g], sum_l[g])), D[g]);
+            this_min[g] = vf_div(vf_sub(vf_mul(sum_l2[g], sum_x[g]), vf_mul(sum_l[g], sum_xl[g])), D[g]);
+            const vm pos = vf_gt(this_min[g], zero);
+            this_min[g] = vf_sel(pos, zero, this_min[g]);
+            this_scale[g] = vf_sel(pos, vf_div(sum_xl[g], sum_l2[g]), this_scale[g]);
+            cur[g] = zero;
+        }
+        for (int i = 0; i < n; i++)
+            for (int g = 0; g < ng; g++)
+                cur[g] = vf_add(cur[g], qkx_term(in[g].w[i], this_scale[g], lf[g][i], this_min[g],
+                                                 in[g].x[i], p->use_mad));
+        for (int g = 0; g < ng; g++) {
+            const vm better = vm_and(ok[g], vf_lt(cur[g], best[g]));
+            lv_iscale[g] = vf_sel(better, iscale[g], lv_iscale[g]);
+            lv_min[g] = vf_sel(better, min[g], lv_min[g]);
+            best[g] = vf_sel(better, cur[g], best[g]);
+            scale[g] = vf_sel(better, this_scale[g], scale[g]);
+            min[g] = vf_sel(better, this_min[g], min[g]);
+        }
+    }
+    for (int g = 0; g < ng; g++) {
+        r[g].scale = vf_sel(degenerate[g], zero, scale[g]);
+        r[g].the_min = vf_neg(min[g]);
+        r[g].zero = degenerate[g];
+        r[g].lv_iscale = lv_iscale[g];
+        r[g].lv_min = lv_min[g];
+    }
+}
+
+/* search-inl.h's qkx_search_run (S <= MAX_SUBBLOCKS sub-blocks), KQ_NG groups at a time. */
+static void kq_qkx_search_run(const float *x, const float *wbuf, int S, enum weight_mode mode,
+                              const qkx_params *p, sub_results *res)
+{
+    const int n = p->n, ngroups = (S + LANES - 1) / LANES;
+    for (int g0 = 0; g0 < ngroups; g0 += KQ_NG) {
+        const int ng = ngroups - g0 < KQ_NG ? ngroups - g0 : KQ_NG;
+        lanes_in in[KQ_NG];
+        qkx_result r[KQ_NG];
+        for (int t = 0; t < ng; t++) {
+            const int s0 = (g0 + t) * LANES, count = S - s0 < LANES ? S - s0 : LANES;
+            load_lanes(x + s0 * n, wbuf ? wbuf + s0 * n : NULL, n, count, mode, &in[t]);
+        }
+        switch (ng) {   /* constant group counts: unrolled copies */
+        case 1: kq_qkx_search_groups(in, 1, p, r); break;
+        case 2: kq_qkx_search_groups(in, 2, p, r); break;
+        case 3: kq_qkx_search_groups(in, 3, p, r); break;
+        default: kq_qkx_search_groups(in, 4, p, r); break;
+        }
+        for (int t = 0; t < ng; t++) {
+            const int s0 = (g0 + t) * LANES, count = S - s0 < LANES ? S - s0 : LANES;
+            vf_storeu(res->scale + s0, r[t].scale);
+            vf_storeu(res->the_min + s0, r[t].the_min);
+            vf_storeu(res->lv_iscale + s0, r[t].lv_iscale);
+            vf_storeu(res->lv_min + s0, r[t].lv_min);
+            vf_storeu(res->sum_w + s0, lanes_sum_w(&in[t], n));
+            store_zero_flags(res->zero + s0, r[t].zero, count);
+        }
+    }
+}
 
 /* ------------------------------------- final level passes, imatrix weights */
 
@@ -181,23 +319,24 @@ static void q5_K_pack(const uint8_t *L, blk_q5_K *y)
     }
 }
 
-/* nsb (1 or 2) consecutive Q4_K or Q5_K super-blocks; qw[k]: imatrix slice of
- * super-block k, or qw NULL. */
+/* nsb (1 .. K4_GROUP) consecutive Q4_K or Q5_K super-blocks; qw[k]: imatrix
+ * slice of super-block k, or qw NULL. */
+#define K4_GROUP (MAX_SUBBLOCKS / 8)   /* 4: 32 sub-blocks, 4 (AVX2) or 2 (AVX-512) groups */
 static void affine_k4_group(const float *x, int nsb, const float *const *qw, bool q5,
                             uint8_t *dst)
 {
     const int nmax = q5 ? 31 : 15;
     sub_results res;
     if (qw) {
-        float wbuf[2 * QK_K];
+        float wbuf[K4_GROUP * QK_K];
         for (int k = 0; k < nsb; k++)
             imatrix_weights(x + k * QK_K, qw[k], 2 * superblock_sumx2(x + k * QK_K) / QK_K,
                             wbuf + k * QK_K);
         const qkx_params p = { 32, nmax, 36, -0.9f, 0.05f, false, true };
-        qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
+        kq_qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
     } else {
         const qkx_params p = { 32, nmax, q5 ? 15 : 20, q5 ? -0.5f : -1.f, 0.1f, false, false };
-        qkx_search_run(x, NULL, 8 * nsb, W_RMS_ABS, &p, &res);
+        kq_qkx_search_run(x, NULL, 8 * nsb, W_RMS_ABS, &p, &res);
     }
     for (int k = 0; k < nsb; k++) {
         const float *xs = x + k * QK_K;
@@ -238,7 +377,7 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
         float wbuf[QK_K];
         imatrix_weights(x, qw, superblock_sumx2(x) / QK_K, wbuf);
         const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
-        qkx_search_run(x, wbuf, 16, W_GIVEN, &p, &res);
+        kq_qkx_search_run(x, wbuf, 16, W_GIVEN, &p, &res);
         uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
         const float dm = gq_make_qp_quants(QK_K / 16, 15, res.scale, Ls, res.sum_w);
         const float mm = gq_make_qp_quants(QK_K / 16, 15, res.the_min, Lm, res.sum_w);
@@ -248,7 +387,7 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
             y.scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
     } else {
         const qkx_params p = { 16, 3, 15, -0.5f, 0.1f, true, false };
-        qkx_search_run(x, NULL, 16, W_ABS, &p, &res);
+        kq_qkx_search_run(x, NULL, 16, W_ABS, &p, &res);
         const float *scales = res.scale, *mins = res.the_min;
         const float q4scale = 15.f;
         float max_scale = 0, max_min = 0;
@@ -524,9 +663,11 @@ static int quantize_affine_k4(const float *src, void *dst, int64_t nrows, int64_
 {
     const int64_t nb = n_per_row / QK_K, total = nrows * nb;
     const size_t bytes = q5 ? sizeof(blk_q5_K) : sizeof(blk_q4_K);
-    for (int64_t b = 0; b < total; b += 2) {
-        const int nsb = total - b >= 2 ? 2 : 1;
-        const float *qw[2] = { imatrix_slice(imatrix, b, nb), imatrix_slice(imatrix, b + 1, nb) };
+    for (int64_t b = 0; b < total; b += K4_GROUP) {
+        const int nsb = total - b >= K4_GROUP ? K4_GROUP : (int)(total - b);
+        const float *qw[K4_GROUP];
+        for (int k = 0; k < nsb; k++)
+            qw[k] = imatrix_slice(imatrix, b + k, nb);
         affine_k4_group(src + b * QK_K, nsb, imatrix ? qw : NULL, q5,
                         (uint8_t *)dst + (size_t)b * bytes);
     }
