@@ -37,7 +37,8 @@
 #define q4_K_pack GQ_ISA_NAME(q4_K_pack)
 #define q5_K_pack GQ_ISA_NAME(q5_K_pack)
 #define affine_k4_group GQ_ISA_NAME(affine_k4_group)
-#define q2_K_block GQ_ISA_NAME(q2_K_block)
+#define q2_K_finish GQ_ISA_NAME(q2_K_finish)
+#define q2_K_group GQ_ISA_NAME(q2_K_group)
 #define q3_K_finish GQ_ISA_NAME(q3_K_finish)
 #define q3_K_imatrix_group GQ_ISA_NAME(q3_K_imatrix_group)
 #define q3_K_ref_quantize_scales GQ_ISA_NAME(q3_K_ref_quantize_scales)
@@ -369,26 +370,21 @@ static void affine_k4_group(const float *x, int nsb, const float *const *qw, boo
 
 /* ------------------------------------------------------------ Q2_K */
 
-static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
+/* Scales, mins and levels of one Q2_K super-block from its searches' results
+ * (sub-blocks j0 .. j0+15 of res); qw: imatrix slice or NULL. */
+static void q2_K_finish(const float *x, bool imat, const sub_results *res, int j0, uint8_t *dst)
 {
-    sub_results res;
     blk_q2_K y;
-    if (qw) {
-        float wbuf[QK_K];
-        imatrix_weights(x, qw, superblock_sumx2(x) / QK_K, wbuf);
-        const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
-        kq_qkx_search_run(x, wbuf, 16, W_GIVEN, &p, &res);
+    if (imat) {
         uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
-        const float dm = gq_make_qp_quants(QK_K / 16, 15, res.scale, Ls, res.sum_w);
-        const float mm = gq_make_qp_quants(QK_K / 16, 15, res.the_min, Lm, res.sum_w);
+        const float dm = gq_make_qp_quants(QK_K / 16, 15, res->scale + j0, Ls, res->sum_w + j0);
+        const float mm = gq_make_qp_quants(QK_K / 16, 15, res->the_min + j0, Lm, res->sum_w + j0);
         y.d    = gq_fp32_to_fp16(dm);
         y.dmin = gq_fp32_to_fp16(mm);
         for (int j = 0; j < QK_K / 16; j++)
             y.scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
     } else {
-        const qkx_params p = { 16, 3, 15, -0.5f, 0.1f, true, false };
-        kq_qkx_search_run(x, NULL, 16, W_ABS, &p, &res);
-        const float *scales = res.scale, *mins = res.the_min;
+        const float *scales = res->scale + j0, *mins = res->the_min + j0;
         const float q4scale = 15.f;
         float max_scale = 0, max_min = 0;
         for (int j = 0; j < QK_K / 16; j++) {
@@ -421,12 +417,46 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
     for (int j = 0; j < QK_K / 16; j++) {
         const float d = dall * (y.scales[j] & 0xF);
         if (!d)
-            levels_qkx(x + 16 * j, 16, &res, j, 3, L + 16 * j);
+            levels_qkx(x + 16 * j, 16, res, j0 + j, 3, L + 16 * j);
         else
             levels_affine(x + 16 * j, 16, d, mall * (y.scales[j] >> 4), 3, L + 16 * j);
     }
     gq_pack_2bit(L, y.qs);
     memcpy(dst, &y, sizeof y);
+}
+
+/* nsb (1 or 2) consecutive Q2_K super-blocks searched together (32
+ * sub-blocks: 4 lane groups on AVX2, 2 on AVX-512, side by side). */
+static void q2_K_group(const float *x, int nsb, const float *const *qw, uint8_t *dst)
+{
+    sub_results res;
+    if (qw) {
+        float wbuf[2 * QK_K];
+        for (int k = 0; k < nsb; k++)
+            imatrix_weights(x + k * QK_K, qw[k], superblock_sumx2(x + k * QK_K) / QK_K,
+                            wbuf + k * QK_K);
+        const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
+        kq_qkx_search_run(x, wbuf, 16 * nsb, W_GIVEN, &p, &res);
+    } else {
+        const qkx_params p = { 16, 3, 15, -0.5f, 0.1f, true, false };
+        kq_qkx_search_run(x, NULL, 16 * nsb, W_ABS, &p, &res);
+    }
+    for (int k = 0; k < nsb; k++)
+        q2_K_finish(x + k * QK_K, qw != NULL, &res, 16 * k, dst + k * sizeof(blk_q2_K));
+}
+
+int GQ_ISA_NAME(quantize_q2_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix)
+{
+    const int64_t nb = n_per_row / QK_K, total = nrows * nb;
+    for (int64_t b = 0; b < total; b += 2) {
+        const int nsb = total - b >= 2 ? 2 : 1;
+        const float *qw[2] = { imatrix_slice(imatrix, b, nb), NULL };
+        if (nsb == 2)
+            qw[1] = imatrix_slice(imatrix, b + 1, nb);
+        q2_K_group(src + b * QK_K, nsb, imatrix ? qw : NULL, (uint8_t *)dst + (size_t)b * sizeof(blk_q2_K));
+    }
+    return GGUFQ_OK;
 }
 
 /* ------------------------------------------------------------ Q3_K */
@@ -686,7 +716,7 @@ int GQ_ISA_NAME(quantize_q5_K)(const float *src, void *dst, int64_t nrows, int64
     return quantize_affine_k4(src, dst, nrows, n_per_row, imatrix, true);
 }
 
-/* One block at a time: Q2_K and Q6_K fill 16 lanes per super-block. */
+/* One block at a time: Q6_K fills 16 lanes per super-block. */
 #define DEFINE_BLOCKWISE_QUANTIZER(name, block_fn, block_type)                                 \
     int GQ_ISA_NAME(name)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,       \
                     const float *imatrix)                                                      \
@@ -698,7 +728,6 @@ int GQ_ISA_NAME(quantize_q5_K)(const float *src, void *dst, int64_t nrows, int64
         return GGUFQ_OK;                                                                       \
     }
 
-DEFINE_BLOCKWISE_QUANTIZER(quantize_q2_K, q2_K_block, blk_q2_K)
 DEFINE_BLOCKWISE_QUANTIZER(quantize_q6_K, q6_K_block, blk_q6_K)
 
 int GQ_ISA_NAME(quantize_q8_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
