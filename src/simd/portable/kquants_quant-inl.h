@@ -49,6 +49,8 @@
 #define quantize_affine_k4 GQ_ISA_NAME(quantize_affine_k4)
 #define kq_qkx_search_groups GQ_ISA_NAME(kq_qkx_search_groups)
 #define kq_qkx_search_run GQ_ISA_NAME(kq_qkx_search_run)
+#define kq_level_f GQ_ISA_NAME(kq_level_f)
+#define kq_qkx_trial_sums GQ_ISA_NAME(kq_qkx_trial_sums)
 
 #include "simd/portable/search-inl.h"
 
@@ -65,6 +67,38 @@
  * trial computes a candidate nobody takes (better is false), the same result
  * as the `continue` there. ng is a constant in each inlined copy. */
 #define KQ_NG 4
+
+/* clamp(nearest_int(q), 0, nmax) as a float, q = iscale*(x - min), for q
+ * finite with |q| < KQ_Q_BOUND: adding 1.5*2^23 rounds q to an integer as
+ * nearest_int's add does, subtracting it back is exact, and clamping to
+ * integer bounds commutes with the conversion; 3 operations fewer than the
+ * integer route (mask, subtract, convert). Outside that range nearest_int's
+ * bit trick gives other values, so callers check the range first. */
+#define KQ_Q_BOUND 1048576.0f   /* 2^20: q + 1.5*2^23 stays well inside [2^23, 2^24) */
+
+static inline vf kq_level_f(vf iscale, vf x, vf min, int nmax)
+{
+    const vf magic = vf_set(12582912.0f);
+    const vf r = vf_sub(vf_add(vf_mul(iscale, vf_sub(x, min)), magic), magic);
+    return vf_max_finite(vf_min_finite(r, vf_set((float)nmax)), vf_set(0.0f));
+}
+
+/* One trial's levels and sums (from 0, in weight order) for groups 0..ng. */
+static inline __attribute__((always_inline)) void
+kq_qkx_trial_sums(const lanes_in *in, int ng, int n, int nmax, bool fast, const vf *iscale,
+                  const vf *min, vf (*lf)[MAX_SUB], vf *sum_l, vf *sum_l2, vf *sum_xl)
+{
+    for (int i = 0; i < n; i++)
+        for (int g = 0; g < ng; g++) {
+            const vf l = fast ? kq_level_f(iscale[g], in[g].x[i], min[g], nmax)
+                              : vf_cvt(qkx_level(iscale[g], in[g].x[i], min[g], nmax));
+            const vf wl = vf_mul(in[g].w[i], l);
+            lf[g][i] = l;
+            sum_l[g]  = vf_add(sum_l[g], wl);
+            sum_l2[g] = vf_add(sum_l2[g], vf_mul(wl, l));
+            sum_xl[g] = vf_add(sum_xl[g], vf_mul(wl, in[g].x[i]));
+        }
+}
 
 static inline __attribute__((always_inline)) void
 kq_qkx_search_groups(const lanes_in *in, int ng, const qkx_params *p, qkx_result *r)
@@ -87,7 +121,14 @@ kq_qkx_search_groups(const lanes_in *in, int ng, const qkx_params *p, qkx_result
             sum_w[g] = vf_add(sum_w[g], wi);
             sum_x[g] = vf_add(sum_x[g], vf_mul(wi, xi));
         }
+    vm nonfinite = vm_none();   /* x - x is NaN for an infinite or NaN x */
+    for (int i = 0; i < n; i++)
+        for (int g = 0; g < ng; g++)
+            nonfinite = vm_or(nonfinite, vf_ne(vf_sub(in[g].x[i], in[g].x[i]), zero));
+    const bool finite = !vm_any(nonfinite);
+    vf xmin[KQ_NG];
     for (int g = 0; g < ng; g++) {
+        xmin[g] = min[g];
         min[g] = vf_sel(vf_gt(min[g], zero), zero, min[g]);
         degenerate[g] = p->qkx3 ? vf_le(max[g], min[g]) : vf_eq(max[g], min[g]);
         iscale[g] = vf_div(vf_set((float)nmax), vf_sub(max[g], min[g]));
@@ -111,15 +152,23 @@ kq_qkx_search_groups(const lanes_in *in, int ng, const qkx_params *p, qkx_result
             iscale[g] = vf_div(vf_set(num), vf_sub(max[g], min[g]));
             sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
         }
-        for (int i = 0; i < n; i++)
-            for (int g = 0; g < ng; g++) {
-                const vf l = vf_cvt(qkx_level(iscale[g], in[g].x[i], min[g], nmax));
-                const vf wl = vf_mul(in[g].w[i], l);
-                lf[g][i] = l;
-                sum_l[g]  = vf_add(sum_l[g], wl);
-                sum_l2[g] = vf_add(sum_l2[g], vf_mul(wl, l));
-                sum_xl[g] = vf_add(sum_xl[g], vf_mul(wl, in[g].x[i]));
-            }
+        /* The float route of the levels when every q = iscale*(x - min) of
+         * the non-degenerate lanes is finite and small (see kq_level_f):
+         * x finite, and q between iscale*(xmin - min) and iscale*(max - min),
+         * the same rounded operations on the extreme x (rounding is monotone,
+         * iscale > 0 there). */
+        bool fast = finite;
+        for (int g = 0; g < ng && fast; g++) {
+            const vf hi = vf_mul(iscale[g], vf_sub(max[g], min[g]));
+            const vf lo = vf_mul(iscale[g], vf_sub(xmin[g], min[g]));
+            const vm good = vm_or(vm_and(vf_lt(hi, vf_set(KQ_Q_BOUND)), vf_gt(lo, vf_set(-KQ_Q_BOUND))),
+                                  degenerate[g]);
+            fast = vm_bits(good) == (1u << LANES) - 1;
+        }
+        if (fast)
+            kq_qkx_trial_sums(in, ng, n, nmax, true, iscale, min, lf, sum_l, sum_l2, sum_xl);
+        else
+            kq_qkx_trial_sums(in, ng, n, nmax, false, iscale, min, lf, sum_l, sum_l2, sum_xl);
         vf D[KQ_NG];
         for (int g = 0; g < ng; g++) {
             D[g] = vf_sub(vf_mul(sum_w[g], sum_l2[g]), vf_mul(sum_l[g], sum_l[g]));
