@@ -50,6 +50,11 @@
 #define kq_qkx_search_groups GQ_ISA_NAME(kq_qkx_search_groups)
 #define kq_qkx_search_run GQ_ISA_NAME(kq_qkx_search_run)
 #define kq_level_f GQ_ISA_NAME(kq_level_f)
+#define kq_qx_level GQ_ISA_NAME(kq_qx_level)
+#define kq_qx_sums GQ_ISA_NAME(kq_qx_sums)
+#define kq_qx_mode GQ_ISA_NAME(kq_qx_mode)
+#define kq_qx_search_lanes GQ_ISA_NAME(kq_qx_search_lanes)
+#define kq_qx_search_run GQ_ISA_NAME(kq_qx_search_run)
 #define kq_qkx_trial_sums GQ_ISA_NAME(kq_qkx_trial_sums)
 
 #include "simd/portable/search-inl.h"
@@ -236,6 +241,145 @@ static void kq_qkx_search_run(const float *x, const float *wbuf, int S, enum wei
             vf_storeu(res->sum_w + s0, lanes_sum_w(&in[t], n));
             store_zero_flags(res->zero + s0, r[t].zero, count);
         }
+    }
+}
+
+/* ------------------------------------- make_qx_quants, clamps only where needed */
+
+/* search-inl.h's qx_search_lanes (rmse_type 1) with one saving: a trial's
+ * products q = iscale*x all lie between iscale*xmin and iscale*xmax (one
+ * rounded multiplication by a fixed iscale is monotone), so when every
+ * lane's bounds round inside [-nmax, nmax-1] the clamp of that side changes
+ * no level and is left out (the upper one nearly always; the lower one in
+ * the trials that shrink the scale). All-zero lanes, whose results are
+ * discarded, do not count. */
+enum { KQ_CLAMP_LO = 1, KQ_CLAMP_HI = 2, KQ_INT_ROUTE = 4 };
+
+static inline vf kq_qx_level(vf iscale, vf x, int nmax, int mode)
+{
+    if (mode & KQ_INT_ROUTE)
+        return vf_cvt(qx_level(iscale, x, nmax));
+    const vf magic = vf_set(12582912.0f);
+    vf r = vf_sub(vf_add(vf_mul(iscale, x), magic), magic);
+    if (mode & KQ_CLAMP_HI)
+        r = vf_min_finite(r, vf_set((float)(nmax - 1)));
+    if (mode & KQ_CLAMP_LO)
+        r = vf_max_finite(r, vf_set((float)-nmax));
+    return r;
+}
+
+static inline __attribute__((always_inline)) void
+kq_qx_sums(const vf *x, const vf *w, const vf *wx, int n, int nmax, int mode, int nt,
+           const vf *iscale, vf *sumlx, vf *suml2)
+{
+    vf lx[2], l2[2];
+    for (int t = 0; t < nt; t++)
+        lx[t] = l2[t] = vf_set(0.0f);
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < nt; t++) {
+            const vf l = kq_qx_level(iscale[t], x[i], nmax, mode);
+            lx[t] = vf_add(lx[t], vf_mul(wx[i], l));
+            l2[t] = vf_add(l2[t], vf_mul(vf_mul(w[i], l), l));
+        }
+    for (int t = 0; t < nt; t++) {
+        sumlx[t] = lx[t];
+        suml2[t] = l2[t];
+    }
+}
+
+/* Which clamps trials iscale[0..nt) need (fast: the float route applies). */
+static inline int kq_qx_mode(const vf *iscale, int nt, vf xmin, vf xmax, vm is_zero, int nmax,
+                             bool fast)
+{
+    if (!fast)
+        return KQ_INT_ROUTE;
+    int mode = 0;
+    for (int t = 0; t < nt; t++) {
+        const vf a = vf_mul(iscale[t], xmin), b = vf_mul(iscale[t], xmax);
+        const vm lo_ok = vm_or(vm_and(vf_gt(a, vf_set(-(float)nmax - 0.5f)),
+                                      vf_gt(b, vf_set(-(float)nmax - 0.5f))), is_zero);
+        const vm hi_ok = vm_or(vm_and(vf_lt(a, vf_set((float)nmax - 0.5f)),
+                                      vf_lt(b, vf_set((float)nmax - 0.5f))), is_zero);
+        if (vm_bits(lo_ok) != (1u << LANES) - 1)
+            mode |= KQ_CLAMP_LO;
+        if (vm_bits(hi_ok) != (1u << LANES) - 1)
+            mode |= KQ_CLAMP_HI;
+    }
+    return mode;
+}
+
+#define KQ_QX_SUMS(mode, nt, isc, slx, sl2)                                                   \
+    switch (mode) {                                                                        \
+    case 0: kq_qx_sums(x, w, wx, n, nmax, 0, nt, isc, slx, sl2); break;                     \
+    case KQ_CLAMP_LO: kq_qx_sums(x, w, wx, n, nmax, KQ_CLAMP_LO, nt, isc, slx, sl2); break; \
+    case KQ_CLAMP_HI: kq_qx_sums(x, w, wx, n, nmax, KQ_CLAMP_HI, nt, isc, slx, sl2); break; \
+    case KQ_CLAMP_LO | KQ_CLAMP_HI:                                                        \
+        kq_qx_sums(x, w, wx, n, nmax, KQ_CLAMP_LO | KQ_CLAMP_HI, nt, isc, slx, sl2); break; \
+    default: kq_qx_sums(x, w, wx, n, nmax, KQ_INT_ROUTE, nt, isc, slx, sl2); break;        \
+    }
+
+static void kq_qx_search_lanes(const lanes_in *in, int n, int nmax, qx_result *r)
+{
+    const vf *x = in->x, *w = in->w;
+    const vf zero = vf_set(0.0f);
+    vf amax;
+    const vf max = lanes_signed_absmax(x, n, &amax);
+    const vm is_zero = vf_lt(amax, vf_set(GQ_GROUP_MAX_EPS));
+    /* as qx_search_lanes: all x finite makes the float route exact in the
+     * lanes that count; xmin/xmax bound each trial's products */
+    vf wx[MAX_SUB], xmin = x[0], xmax = x[0];
+    vm nonfinite = vm_none();
+    for (int i = 0; i < n; i++) {
+        wx[i] = vf_mul(w[i], x[i]);
+        nonfinite = vm_or(nonfinite, vf_ne(vf_sub(x[i], x[i]), zero));
+        xmin = vf_min_finite(xmin, x[i]);
+        xmax = vf_max_finite(xmax, x[i]);
+    }
+    const bool fast = !vm_any(nonfinite);
+
+    vf iscale = vf_div(vf_set((float)-nmax), max);
+    vf sumlx, suml2;
+    const int mode0 = kq_qx_mode(&iscale, 1, xmin, xmax, is_zero, nmax, fast);
+    KQ_QX_SUMS(mode0, 1, &iscale, &sumlx, &suml2)
+    vf scale = vf_sel(vf_ne(suml2, zero), vf_div(sumlx, suml2), zero);
+    vf best = vf_mul(scale, sumlx);
+    r->lv_iscale = iscale;
+    for (int t0 = 0; t0 < 18; t0 += 2) {
+        vf isc[2], slx[2], sl2[2];
+        for (int t = 0; t < 2; t++)
+            isc[t] = vf_div(vf_set(-((float)nmax + 0.1f * (float)qx_trial_is[t0 + t])), max);
+        const int mode = kq_qx_mode(isc, 2, xmin, xmax, is_zero, nmax, fast);
+        KQ_QX_SUMS(mode, 2, isc, slx, sl2)
+        for (int t = 0; t < 2; t++) {   /* in trial order: the second sees the first's best */
+            const vm better = vm_andnot(vm_and(vf_gt(sl2[t], zero),
+                                               vf_gt(vf_mul(slx[t], slx[t]), vf_mul(best, sl2[t]))),
+                                        is_zero);
+            if (!vm_any(better))
+                continue;
+            const vf new_scale = vf_div(slx[t], sl2[t]);
+            r->lv_iscale = vf_sel(better, isc[t], r->lv_iscale);
+            scale = vf_sel(better, new_scale, scale);
+            best = vf_sel(better, vf_mul(new_scale, slx[t]), best);
+        }
+    }
+    r->scale = vf_sel(is_zero, zero, scale);
+    r->zero = is_zero;
+}
+
+/* search-inl.h's qx_search_run with kq_qx_search_lanes. */
+static void kq_qx_search_run(const float *x, const float *wbuf, int S, int n, int nmax,
+                             enum weight_mode mode, sub_results *res)
+{
+    lanes_in in;
+    for (int s0 = 0; s0 < S; s0 += LANES) {
+        const int count = S - s0 < LANES ? S - s0 : LANES;
+        load_lanes(x + s0 * n, wbuf ? wbuf + s0 * n : NULL, n, count, mode, &in);
+        qx_result r;
+        kq_qx_search_lanes(&in, n, nmax, &r);
+        vf_storeu(res->scale + s0, r.scale);
+        vf_storeu(res->lv_iscale + s0, r.lv_iscale);
+        vf_storeu(res->sum_w + s0, lanes_sum_w(&in, n));
+        store_zero_flags(res->zero + s0, r.zero, count);
     }
 }
 
@@ -562,11 +706,11 @@ static void q3_K_imatrix_group(const float *x, const float *const *qw, int nsb, 
         float wbuf[QK_K];
         const float *xs = x + k * QK_K;
         imatrix_weights(xs, qw[k], 2 * superblock_sumx2(xs) / QK_K, wbuf);
-        qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
+        kq_qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
         memcpy(sc + 16 * k, res[k].scale, 16 * sizeof(float));
         memcpy(sw + 16 * k, res[k].sum_w, 16 * sizeof(float));
     }
-    qx_search_run(sc, sw, nsb, 16, 32, W_GIVEN, &sr);
+    kq_qx_search_run(sc, sw, nsb, 16, 32, W_GIVEN, &sr);
     for (int k = 0; k < nsb; k++) {
         blk_q3_K y;
         uint8_t Ls[QK_K / 16];
@@ -649,7 +793,7 @@ static void q6_K_block(const float *x, const float *qw, uint8_t *dst)
 {
     blk_q6_K y;
     sub_results res;
-    qx_search_run(x, qw, 16, 16, 32, qw ? W_GIVEN : W_SQUARE, &res);
+    kq_qx_search_run(x, qw, 16, 16, 32, qw ? W_GIVEN : W_SQUARE, &res);
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < QK_K / 16; ib++) {
         const float scale = res.scale[ib];
