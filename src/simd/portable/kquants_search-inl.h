@@ -29,22 +29,32 @@
  * bit trick gives other values, so callers check the range first. */
 #define KQ_Q_BOUND 1048576.0f   /* 2^20: q + 1.5*2^23 stays well inside [2^23, 2^24) */
 
-static inline vf kq_level_f(vf iscale, vf x, vf min, int nmax)
+/* How a trial computes its levels: the integer route, or the float route
+ * with the clamps that can change a level (a clamp whose bound no product
+ * reaches, checked per trial, is left out). */
+enum { KQ_CLAMP_LO = 1, KQ_CLAMP_HI = 2, KQ_INT_ROUTE = 4 };
+
+static inline vf kq_level_f(vf iscale, vf x, vf min, int nmax, int mode)
 {
+    if (mode & KQ_INT_ROUTE)
+        return vf_cvt(qkx_level(iscale, x, min, nmax));
     const vf magic = vf_set(12582912.0f);
-    const vf r = vf_sub(vf_add(vf_mul(iscale, vf_sub(x, min)), magic), magic);
-    return vf_max_finite(vf_min_finite(r, vf_set((float)nmax)), vf_set(0.0f));
+    vf r = vf_sub(vf_add(vf_mul(iscale, vf_sub(x, min)), magic), magic);
+    if (mode & KQ_CLAMP_HI)
+        r = vf_min_finite(r, vf_set((float)nmax));
+    if (mode & KQ_CLAMP_LO)
+        r = vf_max_finite(r, vf_set(0.0f));
+    return r;
 }
 
 /* One trial's levels and sums (from 0, in weight order) for groups 0..ng. */
 static inline __attribute__((always_inline)) void
-kq_qkx_trial_sums(const lanes_in *in, int ng, int n, int nmax, bool fast, const vf *iscale,
+kq_qkx_trial_sums(const lanes_in *in, int ng, int n, int nmax, int mode, const vf *iscale,
                   const vf *min, vf (*lf)[MAX_SUB], vf *sum_l, vf *sum_l2, vf *sum_xl)
 {
     for (int i = 0; i < n; i++)
         for (int g = 0; g < ng; g++) {
-            const vf l = fast ? kq_level_f(iscale[g], in[g].x[i], min[g], nmax)
-                              : vf_cvt(qkx_level(iscale[g], in[g].x[i], min[g], nmax));
+            const vf l = kq_level_f(iscale[g], in[g].x[i], min[g], nmax, mode);
             const vf wl = vf_mul(in[g].w[i], l);
             lf[g][i] = l;
             sum_l[g]  = vf_add(sum_l[g], wl);
@@ -108,20 +118,41 @@ kq_qkx_search_groups(const lanes_in *in, int ng, const qkx_params *p, qkx_result
         /* The float route of the levels when every q = iscale*(x - min) of
          * the non-degenerate lanes is finite and small (see kq_level_f):
          * x finite, and q between iscale*(xmin - min) and iscale*(max - min),
-         * the same rounded operations on the extreme x (rounding is monotone,
-         * iscale > 0 there). */
-        bool fast = finite;
-        for (int g = 0; g < ng && fast; g++) {
+         * the same rounded operations on the extreme x (a rounded product
+         * or difference is monotone in x, whatever iscale's sign). */
+        int mode = finite ? 0 : KQ_INT_ROUTE;
+        for (int g = 0; g < ng && !(mode & KQ_INT_ROUTE); g++) {
             const vf hi = vf_mul(iscale[g], vf_sub(max[g], min[g]));
             const vf lo = vf_mul(iscale[g], vf_sub(xmin[g], min[g]));
-            const vm good = vm_or(vm_and(vf_lt(hi, vf_set(KQ_Q_BOUND)), vf_gt(lo, vf_set(-KQ_Q_BOUND))),
-                                  degenerate[g]);
-            fast = vm_bits(good) == (1u << LANES) - 1;
+            const unsigned all = (1u << LANES) - 1;
+            /* both bounds both ways: iscale < 0 once min passed max (all x < 0) */
+            const vf top = vf_set(KQ_Q_BOUND), bot = vf_set(-KQ_Q_BOUND);
+            const vm small = vm_and(vm_and(vf_lt(hi, top), vf_lt(lo, top)),
+                                    vm_and(vf_gt(hi, bot), vf_gt(lo, bot)));   /* NaN: false */
+            if (vm_bits(vm_or(small, degenerate[g])) != all)
+                mode = KQ_INT_ROUTE;
+            const vf up = vf_set((float)nmax + 0.5f), down = vf_set(-0.5f);
+            if (vm_bits(vm_or(vm_and(vf_lt(hi, up), vf_lt(lo, up)), degenerate[g])) != all)
+                mode |= KQ_CLAMP_HI;   /* a level may round past nmax */
+            if (vm_bits(vm_or(vm_and(vf_gt(hi, down), vf_gt(lo, down)), degenerate[g])) != all)
+                mode |= KQ_CLAMP_LO;   /* a level may round below 0 */
         }
-        if (fast)
-            kq_qkx_trial_sums(in, ng, n, nmax, true, iscale, min, lf, sum_l, sum_l2, sum_xl);
-        else
-            kq_qkx_trial_sums(in, ng, n, nmax, false, iscale, min, lf, sum_l, sum_l2, sum_xl);
+        switch (mode) {   /* constant modes: unrolled copies */
+        case 0: kq_qkx_trial_sums(in, ng, n, nmax, 0, iscale, min, lf, sum_l, sum_l2, sum_xl); break;
+        case KQ_CLAMP_LO:
+            kq_qkx_trial_sums(in, ng, n, nmax, KQ_CLAMP_LO, iscale, min, lf, sum_l, sum_l2, sum_xl);
+            break;
+        case KQ_CLAMP_HI:
+            kq_qkx_trial_sums(in, ng, n, nmax, KQ_CLAMP_HI, iscale, min, lf, sum_l, sum_l2, sum_xl);
+            break;
+        case KQ_CLAMP_LO | KQ_CLAMP_HI:
+            kq_qkx_trial_sums(in, ng, n, nmax, KQ_CLAMP_LO | KQ_CLAMP_HI, iscale, min, lf, sum_l,
+                              sum_l2, sum_xl);
+            break;
+        default:
+            kq_qkx_trial_sums(in, ng, n, nmax, KQ_INT_ROUTE, iscale, min, lf, sum_l, sum_l2, sum_xl);
+            break;
+        }
         vf D[KQ_NG];
         for (int g = 0; g < ng; g++) {
             D[g] = vf_sub(vf_mul(sum_w[g], sum_l2[g]), vf_mul(sum_l[g], sum_l[g]));
@@ -201,8 +232,6 @@ static void kq_qkx_search_run(const float *x, const float *wbuf, int S, enum wei
  * no level and is left out (the upper one nearly always; the lower one in
  * the trials that shrink the scale). All-zero lanes, whose results are
  * discarded, do not count. */
-enum { KQ_CLAMP_LO = 1, KQ_CLAMP_HI = 2, KQ_INT_ROUTE = 4 };
-
 static inline vf kq_qx_level(vf iscale, vf x, int nmax, int mode)
 {
     if (mode & KQ_INT_ROUTE)
