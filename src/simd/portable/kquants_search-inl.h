@@ -245,11 +245,15 @@ static inline vf kq_qx_level(vf iscale, vf x, int nmax, int mode)
     return r;
 }
 
+#ifndef KQ_QX_NT
+#define KQ_QX_NT 6   /* trials whose sums run side by side (18 = 6 x 3) */
+#endif
+
 static inline __attribute__((always_inline)) void
 kq_qx_sums(const vf *x, const vf *w, const vf *wx, int n, int nmax, int mode, int nt,
            const vf *iscale, vf *sumlx, vf *suml2)
 {
-    vf lx[2], l2[2];
+    vf lx[KQ_QX_NT], l2[KQ_QX_NT];
     for (int t = 0; t < nt; t++)
         lx[t] = l2[t] = vf_set(0.0f);
     for (int i = 0; i < n; i++)
@@ -321,13 +325,13 @@ static void kq_qx_search_lanes(const lanes_in *in, int n, int nmax, qx_result *r
     vf scale = vf_sel(vf_ne(suml2, zero), vf_div(sumlx, suml2), zero);
     vf best = vf_mul(scale, sumlx);
     r->lv_iscale = iscale;
-    for (int t0 = 0; t0 < 18; t0 += 2) {
-        vf isc[2], slx[2], sl2[2];
-        for (int t = 0; t < 2; t++)
+    for (int t0 = 0; t0 < 18; t0 += KQ_QX_NT) {
+        vf isc[KQ_QX_NT], slx[KQ_QX_NT], sl2[KQ_QX_NT];
+        for (int t = 0; t < KQ_QX_NT; t++)
             isc[t] = vf_div(vf_set(-((float)nmax + 0.1f * (float)qx_trial_is[t0 + t])), max);
-        const int mode = kq_qx_mode(isc, 2, xmin, xmax, is_zero, nmax, fast);
-        KQ_QX_SUMS(mode, 2, isc, slx, sl2)
-        for (int t = 0; t < 2; t++) {   /* in trial order: the second sees the first's best */
+        const int mode = kq_qx_mode(isc, KQ_QX_NT, xmin, xmax, is_zero, nmax, fast);
+        KQ_QX_SUMS(mode, KQ_QX_NT, isc, slx, sl2)
+        for (int t = 0; t < KQ_QX_NT; t++) {   /* in trial order: each sees the ones before */
             const vm better = vm_andnot(vm_and(vf_gt(sl2[t], zero),
                                                vf_gt(vf_mul(slx[t], slx[t]), vf_mul(best, sl2[t]))),
                                         is_zero);
