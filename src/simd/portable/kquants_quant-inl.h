@@ -26,6 +26,7 @@
 #define q3_first_guess GQ_ISA_NAME(q3_first_guess)
 #define q3_run_passes GQ_ISA_NAME(q3_run_passes)
 #define q3_scales GQ_ISA_NAME(q3_scales)
+#define q3_first_pass_filter GQ_ISA_NAME(q3_first_pass_filter)
 #define lane_get GQ_ISA_NAME(lane_get)
 #define q3_flush_pool GQ_ISA_NAME(q3_flush_pool)
 #define q3_push GQ_ISA_NAME(q3_push)

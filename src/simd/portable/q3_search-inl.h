@@ -163,6 +163,28 @@ static void q3_run_passes(q3_lanes *g, int ng, int nmax, int first, int last, vm
     }
 }
 
+/* The lanes of groups g[0..nb) that could move in pass 1, to flag[]: a lane
+ * none of whose 16 steps, taken from the first guess's state, would try a
+ * new level (slx > 0 and a level that differs) keeps that state through the
+ * pass (step by step nothing changes, so every step sees that state), which
+ * the scalar then ends. The steps are independent here (no chain through
+ * accepted moves), and only the flagged lanes (a fifth) run the real pass 1,
+ * pooled. The expressions are q3_refine_pass's. */
+static void q3_first_pass_filter(const q3_lanes *g, int nb, int nmax, vm *flag)
+{
+    const vf zero = vf_set(0.0f);
+    for (int t = 0; t < nb; t++)
+        flag[t] = vm_none();
+    for (int i = 0; i < Q3_N; i++)
+        for (int t = 0; t < nb; t++) {
+            const vf l = g[t].L[i];
+            const vf slx = vf_sub(g[t].sumlx, vf_mul(g[t].wx[i], l));
+            const vf sl2 = vf_sub(g[t].suml2, vf_mul(vf_mul(g[t].w[i], l), l));
+            const vf nl = vf_cvt(sym_level(vf_div(vf_mul(g[t].x[i], sl2), slx), nmax));
+            flag[t] = vm_or(flag[t], vm_and(vf_gt(slx, zero), vf_ne(nl, l)));
+        }
+}
+
 /* make_q3_quants' return value (sumlx / suml2; 0 in all-zero lanes) of groups g[0..ng). */
 static void q3_scales(const q3_lanes *g, int ng, vf *scale)
 {
@@ -191,7 +213,7 @@ typedef struct {
 } q3_pool;
 
 typedef struct {
-    q3_pool pool[Q3_PASSES - 1];   /* pool p at pool[p - 1] */
+    q3_pool pool[Q3_PASSES];   /* pool p: lanes to run pass p */
     float  *scales;
 } q3_state;
 
@@ -223,7 +245,7 @@ static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, unsigned m
 {
     if (p >= Q3_PASSES || !mask)
         return;
-    q3_pool *pl = &st->pool[p - 1];
+    q3_pool *pl = &st->pool[p];
     const int n = pl->n;
     for (int i = 0; i < Q3_N; i++) {
         compress_store(pl->x[i] + n, g->x[i], mask);
@@ -244,7 +266,7 @@ static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, unsigned m
  * 0, not > 0: they never move; their results are dropped). */
 static void q3_flush_pool(q3_state *st, int p, int nmax)
 {
-    q3_pool *pl = &st->pool[p - 1];
+    q3_pool *pl = &st->pool[p];
     const int n = pl->n, nw = (n + LANES - 1) / LANES;
     if (!n)
         return;
@@ -285,13 +307,14 @@ static void q3_flush_pool(q3_state *st, int p, int nmax)
 
 /* make_q3_quants(16, nmax, x, L, true)'s return values for S <= Q3_SUBBLOCKS
  * consecutive sub-blocks, to scales[]. First guess and pass 1 run batch by
- * batch (Q3_BATCH groups, still in L1); most lanes settle in pass 1 (nothing
- * moves in it), the others go to the pools. */
+ * batch (Q3_BATCH groups, still in L1): most lanes settle in pass 1
+ * (nothing moves in it; q3_first_pass_filter finds them), the others go to
+ * the pools, from pass 1 on. */
 static void q3_search_run(const float *x, int S, int nmax, float *scales)
 {
     q3_state st;
-    for (int p = 1; p < Q3_PASSES; p++)
-        st.pool[p - 1].n = 0;
+    for (int p = 0; p < Q3_PASSES; p++)
+        st.pool[p].n = 0;
     st.scales = scales;
     const int ng = (S + LANES - 1) / LANES;
     for (int k0 = 0; k0 < ng; k0 += Q3_BATCH) {
@@ -304,7 +327,7 @@ static void q3_search_run(const float *x, int S, int nmax, float *scales)
             gather_lanes(x + s0 * Q3_N, Q3_N, count, g[t].x);
             q3_first_guess(&g[t], nmax);
         }
-        q3_run_passes(g, nb, nmax, 0, 1, moved);
+        q3_first_pass_filter(g, nb, nmax, moved);
         q3_scales(g, nb, sc);
         for (int t = 0; t < nb; t++)
             vf_storeu(scales + (k0 + t) * LANES, sc[t]);
@@ -315,10 +338,10 @@ static void q3_search_run(const float *x, int S, int nmax, float *scales)
                 sub[j] = s0 + j;
             /* lanes past S repeat sub-block S-1 */
             const unsigned live = (1u << valid) - 1;
-            q3_push(&st, 1, nmax, &g[t], vm_bits(moved[t]) & live, sub);
+            q3_push(&st, 0, nmax, &g[t], vm_bits(moved[t]) & live, sub);
         }
     }
-    for (int p = 1; p < Q3_PASSES; p++)   /* what is left, pass by pass */
+    for (int p = 0; p < Q3_PASSES; p++)   /* what is left, pass by pass */
         q3_flush_pool(&st, p, nmax);
 }
 
