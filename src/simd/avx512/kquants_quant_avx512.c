@@ -5,8 +5,8 @@
  * src/quants/qhelpers.c they call (make_qkx2/qkx3/qx/q3_quants).
  *
  * How it vectorises: one lane per sub-block. The sub-blocks of a group of
- * super-blocks are transposed (gathers) so that register i holds weight i of
- * sixteen sub-blocks; each lane then runs its sub-block's scale search with
+ * super-blocks are transposed (row loads and shuffles, below) so that
+ * register i holds weight i of sixteen sub-blocks; each lane then runs its sub-block's scale search with
  * exactly the scalar's float operations in the scalar's order (sums
  * accumulated weight by weight, the same trial scales, the same strict
  * comparisons, so the same winner). Lanes whose scalar search would stop or
