@@ -37,7 +37,7 @@
  * vec_avx512.h's vgatherdps: the same bits, moved by 64 shuffles per 16x16
  * tile where Zen 4 spends ~9 cycles on each of the 16 gathers (microcoded),
  * which made the gathers a sixth of Q3_K's time. Overrides the layer's
- * gather_lanes for this file's searches only. */
+ * gather_lanes / gather_rows for this file's searches only. */
 static inline void transpose16_rows(const float *const *row, int n, vf *out)
 {
     for (int i = 0; i < n; i += 16) {
@@ -78,7 +78,17 @@ static void kq_gather_lanes(const float *base, int n, int count, vf *out)
     transpose16_rows(row, n, out);
 }
 
+/* As vec_avx512.h's gather_rows: lane k reads sub-block sub[k]. */
+static void kq_gather_rows(const float *base, int n, const int *sub, vf *out)
+{
+    const float *row[16];
+    for (int k = 0; k < 16; k++)
+        row[k] = base + (size_t)sub[k] * (size_t)n;
+    transpose16_rows(row, n, out);
+}
+
 #define gather_lanes kq_gather_lanes
+#define gather_rows  kq_gather_rows
 
 /* The lanes of v in mask, packed, to dst[0..16) (Q3_K's pools; see q3_search-inl.h). */
 static inline void kq_compress_store(float *dst, vf v, unsigned mask)

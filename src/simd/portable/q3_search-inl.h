@@ -199,22 +199,24 @@ static void q3_scales(const q3_lanes *g, int ng, vf *scale)
  * (independent chains that hide each step's latency) and only on the lanes
  * that moved in the pass before, not on whole groups for as long as any of
  * their lanes moves (19% of lanes move in pass 1, a quarter of those in
- * pass 2, ...). A pooled lane carries its x, levels and sums, appended a
- * group at a time by compress_store (the moved lanes of each vector, packed);
- * w and wx are recomputed (the same products, same bits). Only the scales
+ * pass 2, ...). A pooled lane carries its levels and sums, appended a group
+ * at a time by compress_store (the moved lanes of each vector, packed); its
+ * x is gathered again from its row, w and wx recomputed (the same products,
+ * same bits). Only the scales
  * leave the search: a zero-scale sub-block's levels are recomputed by the
  * scalar make_q3_quants (q3_K_finish), which spares moving levels around. */
 #define Q3_POOL  (Q3_BATCH * LANES)
 #define Q3_ROOM  (Q3_POOL + 2 * LANES)   /* a push may pass Q3_POOL by LANES-1, and stores LANES */
 
 typedef struct {
-    float x[Q3_N][Q3_ROOM], L[Q3_N][Q3_ROOM], sumlx[Q3_ROOM], suml2[Q3_ROOM];
+    float L[Q3_N][Q3_ROOM], sumlx[Q3_ROOM], suml2[Q3_ROOM];
     int   sub[Q3_ROOM], n;
 } q3_pool;
 
 typedef struct {
     q3_pool pool[Q3_PASSES];   /* pool p: lanes to run pass p */
-    float  *scales;
+    float       *scales;
+    const float *x;   /* the run's weights: a pooled lane's x is gathered again from its row */
 } q3_state;
 
 static inline float lane_get(const vf *v, int j)
@@ -248,7 +250,6 @@ static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, unsigned m
     q3_pool *pl = &st->pool[p];
     const int n = pl->n;
     for (int i = 0; i < Q3_N; i++) {
-        compress_store(pl->x[i] + n, g->x[i], mask);
         compress_store(pl->L[i] + n, g->L[i], mask);
     }
     compress_store(pl->sumlx + n, g->sumlx, mask);
@@ -262,8 +263,8 @@ static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, unsigned m
 }
 
 /* Pass p on pool p's sub-blocks: their scales written, the lanes that moved
- * pushed on to pool p + 1. The last group is padded with zero lanes (slx is
- * 0, not > 0: they never move; their results are dropped). */
+ * pushed on to pool p + 1. The last group is padded with lanes of zero
+ * levels and sums (slx is 0, not > 0: they never move; results dropped). */
 static void q3_flush_pool(q3_state *st, int p, int nmax)
 {
     q3_pool *pl = &st->pool[p];
@@ -271,18 +272,18 @@ static void q3_flush_pool(q3_state *st, int p, int nmax)
     if (!n)
         return;
     const vf zero = vf_set(0.0f);
-    for (int i = 0; i < Q3_N; i++) {
-        vf_storeu(pl->x[i] + n, zero);
+    for (int i = 0; i < Q3_N; i++)
         vf_storeu(pl->L[i] + n, zero);
-    }
     vf_storeu(pl->sumlx + n, zero);
     vf_storeu(pl->suml2 + n, zero);
     q3_lanes wg[Q3_BATCH + 1];
     int sub[Q3_ROOM];
     memcpy(sub, pl->sub, sizeof(int) * (size_t)n);
+    for (int m = n; m < nw * LANES; m++)
+        sub[m] = sub[n - 1];   /* padding rows: levels and sums 0, so slx = 0 and they never move */
     for (int k = 0; k < nw; k++) {
+        gather_rows(st->x, Q3_N, sub + k * LANES, wg[k].x);
         for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
-            wg[k].x[i] = vf_loadu(pl->x[i] + k * LANES);
             wg[k].L[i] = vf_loadu(pl->L[i] + k * LANES);
             wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
             wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
@@ -316,6 +317,7 @@ static void q3_search_run(const float *x, int S, int nmax, float *scales)
     for (int p = 0; p < Q3_PASSES; p++)
         st.pool[p].n = 0;
     st.scales = scales;
+    st.x = x;
     const int ng = (S + LANES - 1) / LANES;
     for (int k0 = 0; k0 < ng; k0 += Q3_BATCH) {
         const int nb = ng - k0 < Q3_BATCH ? ng - k0 : Q3_BATCH;
