@@ -97,13 +97,33 @@ static void imatrix_weights(const float *x, const float *qw, float sigma2, float
 
 /* ------------------------------------- scalar pieces (as in kquants.c) */
 
-/* Sum of squares of a super-block, accumulated in order (float). */
-static float superblock_sumx2(const float *x)
+/* Sums of squares of nsb <= 16 consecutive super-blocks, each accumulated
+ * in order (float), to out[]. One sum is a chain of 256 dependent adds (~770
+ * cycles); 4 or 8 of them side by side share that latency (super-blocks past
+ * nsb repeat the last one; their sums are dropped). */
+#define SUMX2_CHAINS(c)                                                         \
+    do {                                                                        \
+        for (int k0 = 0; k0 < nsb; k0 += (c)) {                                 \
+            float s[(c)];                                                       \
+            const float *row[(c)];                                              \
+            for (int k = 0; k < (c); k++) {                                     \
+                s[k] = 0;                                                       \
+                row[k] = x + (size_t)(k0 + k < nsb ? k0 + k : nsb - 1) * QK_K;  \
+            }                                                                   \
+            for (int j = 0; j < QK_K; j++)                                      \
+                for (int k = 0; k < (c); k++)                                   \
+                    s[k] += row[k][j] * row[k][j];                              \
+            for (int k = 0; k < (c) && k0 + k < nsb; k++)                       \
+                out[k0 + k] = s[k];                                             \
+        }                                                                       \
+    } while (0)
+
+static void superblock_sumx2(const float *x, int nsb, float *out)
 {
-    float s = 0;
-    for (int j = 0; j < QK_K; j++)
-        s += x[j] * x[j];
-    return s;
+    if (nsb <= 4)
+        SUMX2_CHAINS(4);
+    else
+        SUMX2_CHAINS(8);
 }
 
 /* Row-major flat block b (of nb per row) uses imatrix slice b % nb. */
@@ -204,9 +224,10 @@ static void affine_k4_group(const float *x, int nsb, const float *const *qw, boo
     const int nmax = q5 ? 31 : 15;
     sub_results res;
     if (qw) {
-        float wbuf[K4_GROUP * QK_K];
+        float wbuf[K4_GROUP * QK_K], sumx2[K4_GROUP];
+        superblock_sumx2(x, nsb, sumx2);
         for (int k = 0; k < nsb; k++)
-            imatrix_weights(x + k * QK_K, qw[k], 2 * superblock_sumx2(x + k * QK_K) / QK_K,
+            imatrix_weights(x + k * QK_K, qw[k], 2 * sumx2[k] / QK_K,
                             wbuf + k * QK_K);
         const qkx_params p = { 32, nmax, 36, -0.9f, 0.05f, false, true };
         kq_qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
@@ -306,9 +327,10 @@ static void q2_K_group(const float *x, int nsb, const float *const *qw, uint8_t 
 {
     sub_results res;
     if (qw) {
-        float wbuf[2 * QK_K];
+        float wbuf[2 * QK_K], sumx2[2];
+        superblock_sumx2(x, nsb, sumx2);
         for (int k = 0; k < nsb; k++)
-            imatrix_weights(x + k * QK_K, qw[k], superblock_sumx2(x + k * QK_K) / QK_K,
+            imatrix_weights(x + k * QK_K, qw[k], sumx2[k] / QK_K,
                             wbuf + k * QK_K);
         const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
         kq_qkx_search_run(x, wbuf, 16 * nsb, W_GIVEN, &p, &res);
@@ -386,10 +408,12 @@ static void q3_K_imatrix_group(const float *x, const float *const *qw, int nsb, 
     float sc[LANES * 16], sw[LANES * 16];
     memset(sc, 0, sizeof sc);   /* rows past nsb are never read; this quiets -Wmaybe-uninitialized */
     memset(sw, 0, sizeof sw);
+    float sumx2[LANES];
+    superblock_sumx2(x, nsb, sumx2);
     for (int k = 0; k < nsb; k++) {
         float wbuf[QK_K];
         const float *xs = x + k * QK_K;
-        imatrix_weights(xs, qw[k], 2 * superblock_sumx2(xs) / QK_K, wbuf);
+        imatrix_weights(xs, qw[k], 2 * sumx2[k] / QK_K, wbuf);
         kq_qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
         memcpy(sc + 16 * k, res[k].scale, 16 * sizeof(float));
         memcpy(sw + 16 * k, res[k].sum_w, 16 * sizeof(float));
