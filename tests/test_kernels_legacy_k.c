@@ -81,7 +81,7 @@ static bool peer_load(const family_type *ft, pk_kernels *pk)
 
 enum { D_GAUSS1, D_GAUSS_SMALL, D_GAUSS_BIG, D_UNIFORM, D_HEAVY, D_OUTLIERS, D_ZERO,
        D_CONST_BLOCKS, D_F16_SUBNORMAL, D_F16_MAX, D_MIXED_ZERO_BLOCKS, D_POSITIVE, D_TINY,
-       D_HALF_GRID, D_COUNT };
+       D_HALF_GRID, D_NEG_WIDE, D_COUNT };
 
 static void fill_input(tu_rng *r, int dist, float *x, int64_t n, int block)
 {
@@ -98,6 +98,7 @@ static void fill_input(tu_rng *r, int dist, float *x, int64_t n, int block)
         case D_F16_SUBNORMAL: x[i] = g * 1e-6f; break;
         case D_F16_MAX:      x[i] = (2 * tu_rand_uniform(r) - 1) * 6.0e4f; break;
         case D_POSITIVE:     x[i] = fabsf(g) + 0.1f; break;
+        case D_NEG_WIDE:     x[i] = -(1 + 1e7f * powf(tu_rand_uniform(r), 3)); break; /* all < 0 */
         case D_TINY:         x[i] = g; break; /* scaled per block below */
         default: break;
         }
@@ -183,6 +184,10 @@ static void diff_one_type(const family_type *ft)
             const size_t qbytes = (size_t)nrows * (size_t)nblk * ft->bytes;
             fill_input(&r, dist, x, n, ft->block);
             fill_imatrix(&r, w, n_per_row);
+            if (seed % 2 == 0)   /* importances of 0: single ones, and a whole block's */
+                for (int64_t i = 0; i < n_per_row; i++)
+                    if (tu_rand_uniform(&r) < 0.2f || i / ft->block == 1)
+                        w[i] = 0;
             for (int imat = 0; imat <= 1; imat++) {
                 const float *iw = imat ? w : NULL;
                 memset(qa, 0, qbytes);

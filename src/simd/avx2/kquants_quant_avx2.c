@@ -28,4 +28,16 @@
 #include "simd/avx2/vec_avx2.h"
 #include "simd/portable/search-inl.h"
 
+/* The lanes of v in mask, packed, to dst[0..8) (Q3_K's pools; see
+ * q3_search-inl.h): pdep spreads the mask to one byte per lane, pext keeps
+ * the indices of the set lanes, vpermps moves them down. */
+static inline void kq_compress_store(float *dst, vf v, unsigned mask)
+{
+    const uint64_t bytes = _pdep_u64(mask, 0x0101010101010101ull) * 0xFF;
+    const uint64_t idx = _pext_u64(0x0706050403020100ull, bytes);
+    const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)idx));
+    _mm256_storeu_ps(dst, _mm256_permutevar8x32_ps(v, perm));
+}
+#define compress_store kq_compress_store
+
 #include "simd/portable/kquants_quant-inl.h"

@@ -2,8 +2,10 @@
  * kquants_quant-inl.h — the K-quant quantizers (Q2_K ... Q8_K, with and
  * without imatrix) with one SIMD lane per sub-block. SIMD twin of the
  * quantizers of src/quants/kquants.c; the searches they share with other
- * families (make_qkx2/qkx3/qx) are in src/simd/portable/search-inl.h, Q3_K's
- * make_q3_quants in q3_search-inl.h (included here, as part of this text).
+ * families (make_qkx2/qkx3/qx) are in src/simd/portable/search-inl.h, with
+ * faster variants of qkx and qx for these quantizers in kquants_search-inl.h
+ * and Q3_K's make_q3_quants in q3_search-inl.h (both included here, as part
+ * of this text).
  *
  * Not a normal header: it is included once, at the end, by each kernel
  * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
@@ -23,10 +25,11 @@
 #define q3_search_run GQ_ISA_NAME(q3_search_run)
 #define q3_first_guess GQ_ISA_NAME(q3_first_guess)
 #define q3_run_passes GQ_ISA_NAME(q3_run_passes)
+#define q3_scales GQ_ISA_NAME(q3_scales)
+#define q3_first_pass_filter GQ_ISA_NAME(q3_first_pass_filter)
 #define lane_get GQ_ISA_NAME(lane_get)
-#define q3_finish_groups GQ_ISA_NAME(q3_finish_groups)
-#define lane_set GQ_ISA_NAME(lane_set)
-#define q3_pack_moved GQ_ISA_NAME(q3_pack_moved)
+#define q3_flush_pool GQ_ISA_NAME(q3_flush_pool)
+#define q3_push GQ_ISA_NAME(q3_push)
 #define levels_affine GQ_ISA_NAME(levels_affine)
 #define levels_symmetric GQ_ISA_NAME(levels_symmetric)
 #define imatrix_weights GQ_ISA_NAME(imatrix_weights)
@@ -37,19 +40,30 @@
 #define q4_K_pack GQ_ISA_NAME(q4_K_pack)
 #define q5_K_pack GQ_ISA_NAME(q5_K_pack)
 #define affine_k4_group GQ_ISA_NAME(affine_k4_group)
-#define q2_K_block GQ_ISA_NAME(q2_K_block)
+#define q2_K_finish GQ_ISA_NAME(q2_K_finish)
+#define q2_K_group GQ_ISA_NAME(q2_K_group)
 #define q3_K_finish GQ_ISA_NAME(q3_K_finish)
-#define q3_K_imatrix_block GQ_ISA_NAME(q3_K_imatrix_block)
+#define q3_K_imatrix_group GQ_ISA_NAME(q3_K_imatrix_group)
 #define q3_K_ref_quantize_scales GQ_ISA_NAME(q3_K_ref_quantize_scales)
 #define q3_K_ref_group GQ_ISA_NAME(q3_K_ref_group)
 #define q6_K_block GQ_ISA_NAME(q6_K_block)
 #define q8_K_block GQ_ISA_NAME(q8_K_block)
 #define imatrix_slice GQ_ISA_NAME(imatrix_slice)
 #define quantize_affine_k4 GQ_ISA_NAME(quantize_affine_k4)
+#define kq_qkx_search_groups GQ_ISA_NAME(kq_qkx_search_groups)
+#define kq_qkx_search_run GQ_ISA_NAME(kq_qkx_search_run)
+#define kq_level_f GQ_ISA_NAME(kq_level_f)
+#define kq_qx_level GQ_ISA_NAME(kq_qx_level)
+#define kq_qx_sums GQ_ISA_NAME(kq_qx_sums)
+#define kq_qx_mode GQ_ISA_NAME(kq_qx_mode)
+#define kq_qx_search_lanes GQ_ISA_NAME(kq_qx_search_lanes)
+#define kq_qx_search_run GQ_ISA_NAME(kq_qx_search_run)
+#define kq_qkx_trial_sums GQ_ISA_NAME(kq_qkx_trial_sums)
 
 #include "simd/portable/search-inl.h"
 
 #include "simd/portable/q3_search-inl.h"   /* Q3_K's make_q3_quants */
+#include "simd/portable/kquants_search-inl.h"   /* qkx on groups side by side, qx */
 
 /* ------------------------------------- final level passes, imatrix weights */
 
@@ -83,13 +97,39 @@ static void imatrix_weights(const float *x, const float *qw, float sigma2, float
 
 /* ------------------------------------- scalar pieces (as in kquants.c) */
 
-/* Sum of squares of a super-block, accumulated in order (float). */
-static float superblock_sumx2(const float *x)
+/* Sums of squares of nsb <= 16 consecutive super-blocks, each accumulated
+ * in order (float), to out[]. One sum is a chain of 256 dependent adds (~770
+ * cycles); 4 or 8 of them side by side share that latency (super-blocks past
+ * nsb repeat the last one; their sums are dropped). */
+#define SUMX2_CHAINS(c)                                                         \
+    do {                                                                        \
+        for (int k0 = 0; k0 < nsb; k0 += (c)) {                                 \
+            float s[(c)];                                                       \
+            const float *row[(c)];                                              \
+            for (int k = 0; k < (c); k++) {                                     \
+                s[k] = 0;                                                       \
+                row[k] = x + (size_t)(k0 + k < nsb ? k0 + k : nsb - 1) * QK_K;  \
+            }                                                                   \
+            for (int j = 0; j < QK_K; j++)                                      \
+                for (int k = 0; k < (c); k++)                                   \
+                    s[k] += row[k][j] * row[k][j];                              \
+            for (int k = 0; k < (c) && k0 + k < nsb; k++)                       \
+                out[k0 + k] = s[k];                                             \
+        }                                                                       \
+    } while (0)
+
+static void superblock_sumx2(const float *x, int nsb, float *out)
 {
-    float s = 0;
-    for (int j = 0; j < QK_K; j++)
-        s += x[j] * x[j];
-    return s;
+    if (nsb <= 4)
+        SUMX2_CHAINS(4);
+    else
+        SUMX2_CHAINS(8);
+}
+
+/* Row-major flat block b (of nb per row) uses imatrix slice b % nb. */
+static inline const float *imatrix_slice(const float *imatrix, int64_t b, int64_t nb)
+{
+    return imatrix ? imatrix + (b % nb) * QK_K : NULL;
 }
 
 /* ------------------------------------------------------------ Q4_K / Q5_K */
@@ -175,23 +215,25 @@ static void q5_K_pack(const uint8_t *L, blk_q5_K *y)
     }
 }
 
-/* nsb (1 or 2) consecutive Q4_K or Q5_K super-blocks; qw[k]: imatrix slice of
- * super-block k, or qw NULL. */
+/* nsb (1 .. K4_GROUP) consecutive Q4_K or Q5_K super-blocks; qw[k]: imatrix
+ * slice of super-block k, or qw NULL. */
+#define K4_GROUP (MAX_SUBBLOCKS / 8)   /* 4: 32 sub-blocks, 4 (AVX2) or 2 (AVX-512) groups */
 static void affine_k4_group(const float *x, int nsb, const float *const *qw, bool q5,
                             uint8_t *dst)
 {
     const int nmax = q5 ? 31 : 15;
     sub_results res;
     if (qw) {
-        float wbuf[2 * QK_K];
+        float wbuf[K4_GROUP * QK_K], sumx2[K4_GROUP];
+        superblock_sumx2(x, nsb, sumx2);
         for (int k = 0; k < nsb; k++)
-            imatrix_weights(x + k * QK_K, qw[k], 2 * superblock_sumx2(x + k * QK_K) / QK_K,
+            imatrix_weights(x + k * QK_K, qw[k], 2 * sumx2[k] / QK_K,
                             wbuf + k * QK_K);
         const qkx_params p = { 32, nmax, 36, -0.9f, 0.05f, false, true };
-        qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
+        kq_qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
     } else {
         const qkx_params p = { 32, nmax, q5 ? 15 : 20, q5 ? -0.5f : -1.f, 0.1f, false, false };
-        qkx_search_run(x, NULL, 8 * nsb, W_RMS_ABS, &p, &res);
+        kq_qkx_search_run(x, NULL, 8 * nsb, W_RMS_ABS, &p, &res);
     }
     for (int k = 0; k < nsb; k++) {
         const float *xs = x + k * QK_K;
@@ -224,26 +266,21 @@ static void affine_k4_group(const float *x, int nsb, const float *const *qw, boo
 
 /* ------------------------------------------------------------ Q2_K */
 
-static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
+/* Scales, mins and levels of one Q2_K super-block from its searches' results
+ * (sub-blocks j0 .. j0+15 of res); qw: imatrix slice or NULL. */
+static void q2_K_finish(const float *x, bool imat, const sub_results *res, int j0, uint8_t *dst)
 {
-    sub_results res;
     blk_q2_K y;
-    if (qw) {
-        float wbuf[QK_K];
-        imatrix_weights(x, qw, superblock_sumx2(x) / QK_K, wbuf);
-        const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
-        qkx_search_run(x, wbuf, 16, W_GIVEN, &p, &res);
+    if (imat) {
         uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
-        const float dm = gq_make_qp_quants(QK_K / 16, 15, res.scale, Ls, res.sum_w);
-        const float mm = gq_make_qp_quants(QK_K / 16, 15, res.the_min, Lm, res.sum_w);
+        const float dm = gq_make_qp_quants(QK_K / 16, 15, res->scale + j0, Ls, res->sum_w + j0);
+        const float mm = gq_make_qp_quants(QK_K / 16, 15, res->the_min + j0, Lm, res->sum_w + j0);
         y.d    = gq_fp32_to_fp16(dm);
         y.dmin = gq_fp32_to_fp16(mm);
         for (int j = 0; j < QK_K / 16; j++)
             y.scales[j] = (uint8_t)(Ls[j] | (Lm[j] << 4));
     } else {
-        const qkx_params p = { 16, 3, 15, -0.5f, 0.1f, true, false };
-        qkx_search_run(x, NULL, 16, W_ABS, &p, &res);
-        const float *scales = res.scale, *mins = res.the_min;
+        const float *scales = res->scale + j0, *mins = res->the_min + j0;
         const float q4scale = 15.f;
         float max_scale = 0, max_min = 0;
         for (int j = 0; j < QK_K / 16; j++) {
@@ -276,7 +313,7 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
     for (int j = 0; j < QK_K / 16; j++) {
         const float d = dall * (y.scales[j] & 0xF);
         if (!d)
-            levels_qkx(x + 16 * j, 16, &res, j, 3, L + 16 * j);
+            levels_qkx(x + 16 * j, 16, res, j0 + j, 3, L + 16 * j);
         else
             levels_affine(x + 16 * j, 16, d, mall * (y.scales[j] >> 4), 3, L + 16 * j);
     }
@@ -284,18 +321,48 @@ static void q2_K_block(const float *x, const float *qw, uint8_t *dst)
     memcpy(dst, &y, sizeof y);
 }
 
+/* nsb (1 or 2) consecutive Q2_K super-blocks searched together (32
+ * sub-blocks: 4 lane groups on AVX2, 2 on AVX-512, side by side). */
+static void q2_K_group(const float *x, int nsb, const float *const *qw, uint8_t *dst)
+{
+    sub_results res;
+    if (qw) {
+        float wbuf[2 * QK_K], sumx2[2];
+        superblock_sumx2(x, nsb, sumx2);
+        for (int k = 0; k < nsb; k++)
+            imatrix_weights(x + k * QK_K, qw[k], sumx2[k] / QK_K,
+                            wbuf + k * QK_K);
+        const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
+        kq_qkx_search_run(x, wbuf, 16 * nsb, W_GIVEN, &p, &res);
+    } else {
+        const qkx_params p = { 16, 3, 15, -0.5f, 0.1f, true, false };
+        kq_qkx_search_run(x, NULL, 16 * nsb, W_ABS, &p, &res);
+    }
+    for (int k = 0; k < nsb; k++)
+        q2_K_finish(x + k * QK_K, qw != NULL, &res, 16 * k, dst + k * sizeof(blk_q2_K));
+}
+
+int GQ_ISA_NAME(quantize_q2_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix)
+{
+    const int64_t nb = n_per_row / QK_K, total = nrows * nb;
+    for (int64_t b = 0; b < total; b += 2) {
+        const int nsb = total - b >= 2 ? 2 : 1;
+        const float *qw[2] = { imatrix_slice(imatrix, b, nb), NULL };
+        if (nsb == 2)
+            qw[1] = imatrix_slice(imatrix, b + 1, nb);
+        q2_K_group(src + b * QK_K, nsb, imatrix ? qw : NULL, (uint8_t *)dst + (size_t)b * sizeof(blk_q2_K));
+    }
+    return GGUFQ_OK;
+}
+
 /* ------------------------------------------------------------ Q3_K */
 
-/* Where a zero-scale Q3_K sub-block's levels come from: the lane-form
- * levels of a _ref search (sub-blocks j0 + j), or an imatrix qx search. */
-typedef struct {
-    const q3_levels   *ref;
-    int                j0;
-    const sub_results *qx;
-} q3_search_levels;
-
-/* Levels from the stored scales (zero-scale sub-blocks keep the search's), hmask, packing. */
-static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
+/* Levels from the stored scales, hmask, packing. A zero-scale sub-block
+ * keeps its search's levels: those of the imatrix qx search *qx, or (qx
+ * NULL) make_q3_quants', searched again by the scalar (rare: the lane
+ * search keeps only scales). */
+static void q3_K_finish(const float *x, blk_q3_K *y, const sub_results *qx)
 {
     uint8_t L[QK_K];
     const float dall = gq_fp16_to_fp32(y->d);
@@ -303,12 +370,12 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
         const float d = dall * (int8_t)gq_q3_K_get_scale(y->scales, j);
         if (d) {
             levels_symmetric(x + 16 * j, 16, d, 4, L + 16 * j);
-        } else if (sl->ref) {
-            const int s = sl->j0 + j;
-            for (int i = 0; i < Q3_N; i++)
-                L[16 * j + i] = (uint8_t)(int)sl->ref->lv[s / LANES][i][s % LANES];
+        } else if (!qx) {
+            int8_t l[16];
+            gq_make_q3_quants(16, 4, x + 16 * j, l, true);
+            memcpy(L + 16 * j, l, sizeof l);   /* 0..7: the same bytes */
         } else {
-            levels_qx(x + 16 * j, 16, sl->qx, j, 4, L + 16 * j);
+            levels_qx(x + 16 * j, 16, qx, j, 4, L + 16 * j);
         }
     }
     /* Levels are 0..7 here, so the scalar's "if (l > 3) { set bit; l -= 4; }"
@@ -331,22 +398,38 @@ static void q3_K_finish(const float *x, blk_q3_K *y, const q3_search_levels *sl)
     memcpy(y->qs, qs, sizeof qs);
 }
 
-static void q3_K_imatrix_block(const float *x, const float *qw, uint8_t *dst)
+/* nsb <= LANES consecutive Q3_K super-blocks with imatrix (qw[k]: super-block
+ * k's slice). Each super-block's 16 sub-block searches fill a group of lanes;
+ * then make_qx_quants on the scales (16 per super-block, weighted by sum_w)
+ * runs with one lane per super-block, the same search. */
+static void q3_K_imatrix_group(const float *x, const float *const *qw, int nsb, uint8_t *dst)
 {
-    blk_q3_K y;
-    float wbuf[QK_K];
-    sub_results res;
-    imatrix_weights(x, qw, 2 * superblock_sumx2(x) / QK_K, wbuf);
-    qx_search_run(x, wbuf, 16, 16, 4, W_GIVEN, &res);
-    int8_t Ls[QK_K / 16];
-    const float d_block = gq_make_qx_quants(QK_K / 16, 32, res.scale, Ls, 1, res.sum_w);
-    memset(y.scales, 0, sizeof y.scales);
-    for (int j = 0; j < QK_K / 16; j++)
-        gq_q3_K_put_scale(y.scales, j, Ls[j]);
-    y.d = gq_fp32_to_fp16(d_block);
-    const q3_search_levels sl = { NULL, 0, &res };
-    q3_K_finish(x, &y, &sl);
-    memcpy(dst, &y, sizeof y);
+    sub_results res[LANES], sr;
+    float sc[LANES * 16], sw[LANES * 16];
+    memset(sc, 0, sizeof sc);   /* rows past nsb are never read; this quiets -Wmaybe-uninitialized */
+    memset(sw, 0, sizeof sw);
+    float sumx2[LANES];
+    superblock_sumx2(x, nsb, sumx2);
+    for (int k = 0; k < nsb; k++) {
+        float wbuf[QK_K];
+        const float *xs = x + k * QK_K;
+        imatrix_weights(xs, qw[k], 2 * sumx2[k] / QK_K, wbuf);
+        kq_qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
+        memcpy(sc + 16 * k, res[k].scale, 16 * sizeof(float));
+        memcpy(sw + 16 * k, res[k].sum_w, 16 * sizeof(float));
+    }
+    kq_qx_search_run(sc, sw, nsb, 16, 32, W_GIVEN, &sr);
+    for (int k = 0; k < nsb; k++) {
+        blk_q3_K y;
+        uint8_t Ls[QK_K / 16];
+        levels_qx(sc + 16 * k, 16, &sr, k, 32, Ls);
+        memset(y.scales, 0, sizeof y.scales);
+        for (int j = 0; j < QK_K / 16; j++)
+            gq_q3_K_put_scale(y.scales, j, (int8_t)Ls[j]);
+        y.d = gq_fp32_to_fp16(sr.scale[k]);
+        q3_K_finish(x + k * QK_K, &y, &res[k]);
+        memcpy(dst + k * sizeof y, &y, sizeof y);
+    }
 }
 
 /* Scales of a _ref super-block: 6-bit signed, against the largest |scale|. */
@@ -381,13 +464,11 @@ static void q3_K_ref_quantize_scales(const float *scales, blk_q3_K *y)
 static void q3_K_ref_group(const float *x, int nsb, uint8_t *dst)
 {
     float scales[Q3_SUBBLOCKS + LANES];
-    q3_levels L;
-    q3_search_run(x, 16 * nsb, 4, scales, &L);
+    q3_search_run(x, 16 * nsb, 4, scales);
     for (int k = 0; k < nsb; k++) {
         blk_q3_K y;
         q3_K_ref_quantize_scales(scales + 16 * k, &y);
-        const q3_search_levels sl = { &L, 16 * k, NULL };
-        q3_K_finish(x + k * QK_K, &y, &sl);
+        q3_K_finish(x + k * QK_K, &y, NULL);
         memcpy(dst + k * sizeof y, &y, sizeof y);
     }
 }
@@ -398,9 +479,13 @@ int GQ_ISA_NAME(quantize_q3_K)(const float *src, void *dst, int64_t nrows, int64
     const int64_t nb = n_per_row / QK_K, total = nrows * nb;
     uint8_t *out = dst;
     if (imatrix) {
-        for (int64_t b = 0; b < total; b++)
-            q3_K_imatrix_block(src + b * QK_K, imatrix + (b % nb) * QK_K,
-                               out + (size_t)b * sizeof(blk_q3_K));
+        for (int64_t b = 0; b < total; b += LANES) {
+            const int nsb = total - b < LANES ? (int)(total - b) : LANES;
+            const float *qw[LANES];
+            for (int k = 0; k < nsb; k++)
+                qw[k] = imatrix_slice(imatrix, b + k, nb);
+            q3_K_imatrix_group(src + b * QK_K, qw, nsb, out + (size_t)b * sizeof(blk_q3_K));
+        }
         return GGUFQ_OK;
     }
     for (int64_t b = 0; b < total; b += Q3_REF_GROUP) {
@@ -416,7 +501,7 @@ static void q6_K_block(const float *x, const float *qw, uint8_t *dst)
 {
     blk_q6_K y;
     sub_results res;
-    qx_search_run(x, qw, 16, 16, 32, qw ? W_GIVEN : W_SQUARE, &res);
+    kq_qx_search_run(x, qw, 16, 16, 32, qw ? W_GIVEN : W_SQUARE, &res);
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < QK_K / 16; ib++) {
         const float scale = res.scale[ib];
@@ -504,20 +589,16 @@ static void q8_K_block(const float *x, uint8_t *dst)
 
 /* ------------------------------------------------------------ entry points */
 
-/* Row-major flat block b (of nb per row) uses imatrix slice b % nb. */
-static inline const float *imatrix_slice(const float *imatrix, int64_t b, int64_t nb)
-{
-    return imatrix ? imatrix + (b % nb) * QK_K : NULL;
-}
-
 static int quantize_affine_k4(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix, bool q5)
 {
     const int64_t nb = n_per_row / QK_K, total = nrows * nb;
     const size_t bytes = q5 ? sizeof(blk_q5_K) : sizeof(blk_q4_K);
-    for (int64_t b = 0; b < total; b += 2) {
-        const int nsb = total - b >= 2 ? 2 : 1;
-        const float *qw[2] = { imatrix_slice(imatrix, b, nb), imatrix_slice(imatrix, b + 1, nb) };
+    for (int64_t b = 0; b < total; b += K4_GROUP) {
+        const int nsb = total - b >= K4_GROUP ? K4_GROUP : (int)(total - b);
+        const float *qw[K4_GROUP];
+        for (int k = 0; k < nsb; k++)
+            qw[k] = imatrix_slice(imatrix, b + k, nb);
         affine_k4_group(src + b * QK_K, nsb, imatrix ? qw : NULL, q5,
                         (uint8_t *)dst + (size_t)b * bytes);
     }
@@ -536,7 +617,7 @@ int GQ_ISA_NAME(quantize_q5_K)(const float *src, void *dst, int64_t nrows, int64
     return quantize_affine_k4(src, dst, nrows, n_per_row, imatrix, true);
 }
 
-/* One block at a time: Q2_K and Q6_K fill 16 lanes per super-block. */
+/* One block at a time: Q6_K fills 16 lanes per super-block. */
 #define DEFINE_BLOCKWISE_QUANTIZER(name, block_fn, block_type)                                 \
     int GQ_ISA_NAME(name)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,       \
                     const float *imatrix)                                                      \
@@ -548,7 +629,6 @@ int GQ_ISA_NAME(quantize_q5_K)(const float *src, void *dst, int64_t nrows, int64
         return GGUFQ_OK;                                                                       \
     }
 
-DEFINE_BLOCKWISE_QUANTIZER(quantize_q2_K, q2_K_block, blk_q2_K)
 DEFINE_BLOCKWISE_QUANTIZER(quantize_q6_K, q6_K_block, blk_q6_K)
 
 int GQ_ISA_NAME(quantize_q8_K)(const float *src, void *dst, int64_t nrows, int64_t n_per_row,

@@ -9,14 +9,14 @@
 
 /* ------------------------------------- make_q3_quants (do_rmse) */
 
-/* Q3_K's search (n = 16) runs on Q3_SUBBLOCKS sub-blocks (8 super-blocks)
- * at once, in Q3_GROUPS lane groups: its coordinate descent is one long
+/* Q3_K's search (n = 16) runs on up to Q3_SUBBLOCKS sub-blocks (32
+ * super-blocks) at once, in lane groups: its coordinate descent is one long
  * dependency chain per lane (each step needs the previous step's sums), so
- * groups run in batches, op by op (q3_refine_pass); and after the first
- * pass, which settles most lanes, the lanes still moving are packed into
- * full groups (q3_search_run). */
+ * groups run in batches, op by op (q3_refine_pass); after each pass the
+ * lanes still moving are pooled into full groups for the next
+ * (q3_search_run). Many super-blocks per run keep those pools full. */
 #define Q3_N         16
-#define Q3_SUBBLOCKS 128
+#define Q3_SUBBLOCKS 512
 #define Q3_GROUPS    (Q3_SUBBLOCKS / LANES)
 
 typedef struct {
@@ -163,6 +163,62 @@ static void q3_run_passes(q3_lanes *g, int ng, int nmax, int first, int last, vm
     }
 }
 
+/* The lanes of groups g[0..nb) that could move in pass 1, to flag[]: a lane
+ * none of whose 16 steps, taken from the first guess's state, would try a
+ * new level (slx > 0 and a level that differs) keeps that state through the
+ * pass (step by step nothing changes, so every step sees that state), which
+ * the scalar then ends. The steps are independent here (no chain through
+ * accepted moves), and only the flagged lanes (a fifth) run the real pass 1,
+ * pooled. The expressions are q3_refine_pass's. */
+static void q3_first_pass_filter(const q3_lanes *g, int nb, int nmax, vm *flag)
+{
+    const vf zero = vf_set(0.0f);
+    for (int t = 0; t < nb; t++)
+        flag[t] = vm_none();
+    for (int i = 0; i < Q3_N; i++)
+        for (int t = 0; t < nb; t++) {
+            const vf l = g[t].L[i];
+            const vf slx = vf_sub(g[t].sumlx, vf_mul(g[t].wx[i], l));
+            const vf sl2 = vf_sub(g[t].suml2, vf_mul(vf_mul(g[t].w[i], l), l));
+            const vf nl = vf_cvt(sym_level(vf_div(vf_mul(g[t].x[i], sl2), slx), nmax));
+            flag[t] = vm_or(flag[t], vm_and(vf_gt(slx, zero), vf_ne(nl, l)));
+        }
+}
+
+/* make_q3_quants' return value (sumlx / suml2; 0 in all-zero lanes) of groups g[0..ng). */
+static void q3_scales(const q3_lanes *g, int ng, vf *scale)
+{
+    const vf zero = vf_set(0.0f);
+    for (int k = 0; k < ng; k++)
+        scale[k] = vf_sel(vm_andnot(vf_gt(g[k].suml2, zero), g[k].is_zero),
+                          vf_div(g[k].sumlx, g[k].suml2), zero);
+}
+
+/* Sub-blocks still moving wait in a pool per pass (pool p: to run pass p)
+ * until it fills Q3_BATCH groups: each later pass then runs in full batches
+ * (independent chains that hide each step's latency) and only on the lanes
+ * that moved in the pass before, not on whole groups for as long as any of
+ * their lanes moves (19% of lanes move in pass 1, a quarter of those in
+ * pass 2, ...). A pooled lane carries its levels and sums, appended a group
+ * at a time by compress_store (the moved lanes of each vector, packed); its
+ * x is gathered again from its row, w and wx recomputed (the same products,
+ * same bits). Only the scales
+ * leave the search: a zero-scale sub-block's levels are recomputed by the
+ * scalar make_q3_quants (q3_K_finish), which spares moving levels around. */
+#define Q3_POOL  (Q3_BATCH * LANES)
+#define Q3_ROOM  (Q3_POOL + 2 * LANES)   /* a push may pass Q3_POOL by LANES-1, and stores LANES */
+
+typedef struct {
+    float L[Q3_N][Q3_ROOM], sumlx[Q3_ROOM], suml2[Q3_ROOM];
+    int   sub[Q3_ROOM], n;
+} q3_pool;
+
+typedef struct {
+    q3_pool pool[Q3_PASSES];   /* pool p: lanes to run pass p */
+    float       *scales;
+    const float *x;   /* the run's weights: a pooled lane's x is gathered again from its row */
+} q3_state;
+
 static inline float lane_get(const vf *v, int j)
 {
     float f;
@@ -170,99 +226,125 @@ static inline float lane_get(const vf *v, int j)
     return f;
 }
 
-/* make_q3_quants' results of groups g[0..ng) once their passes are done:
- * levels + nmax (0 in all-zero lanes) in g[k].L, scales to scale[k]. */
-static void q3_finish_groups(q3_lanes *g, int ng, int nmax, vf *scale)
+/* compress_store(dst, v, mask): the lanes of v whose mask bit is set, in
+ * order, to dst[0..popcount); dst[0..LANES) may all be written. An ISA file
+ * may define it with its lane compress (x86: vcompressps, or vpermps with an
+ * index from pext); this is the portable fallback. */
+#ifndef compress_store
+#define compress_store GQ_ISA_NAME(compress_store)
+static inline void compress_store(float *dst, vf v, unsigned mask)
 {
-    const vf zero = vf_set(0.0f);
-    for (int k = 0; k < ng; k++) {
-        for (int i = 0; i < Q3_N; i++)
-            g[k].L[i] = vf_sel(g[k].is_zero, zero, vf_add(g[k].L[i], vf_set((float)nmax)));
-        scale[k] = vf_sel(vm_andnot(vf_gt(g[k].suml2, zero), g[k].is_zero),
-                          vf_div(g[k].sumlx, g[k].suml2), zero);
+    for (int k = 0; mask; mask &= mask - 1)
+        dst[k++] = lane_get(&v, __builtin_ctz(mask));
+}
+#endif
+
+static void q3_flush_pool(q3_state *st, int p, int nmax);
+
+/* The lanes of g in mask (lane j: sub-block sub[j]) go on to pass p (none after the cap). */
+static void q3_push(q3_state *st, int p, int nmax, const q3_lanes *g, unsigned mask,
+                    const int *sub)
+{
+    if (p >= Q3_PASSES || !mask)
+        return;
+    q3_pool *pl = &st->pool[p];
+    const int n = pl->n;
+    for (int i = 0; i < Q3_N; i++) {
+        compress_store(pl->L[i] + n, g->L[i], mask);
     }
+    compress_store(pl->sumlx + n, g->sumlx, mask);
+    compress_store(pl->suml2 + n, g->suml2, mask);
+    int m = n;
+    for (unsigned bits = mask; bits; bits &= bits - 1)
+        pl->sub[m++] = sub[__builtin_ctz(bits)];
+    pl->n = m;
+    if (m >= Q3_POOL)
+        q3_flush_pool(st, p, nmax);
 }
 
-static inline void lane_set(vf *v, int j, float f)
+/* Pass p on pool p's sub-blocks: their scales written, the lanes that moved
+ * pushed on to pool p + 1. The last group is padded with lanes of zero
+ * levels and sums (slx is 0, not > 0: they never move; results dropped). */
+static void q3_flush_pool(q3_state *st, int p, int nmax)
 {
-    memcpy((char *)v + sizeof(float) * (size_t)j, &f, sizeof f);
-}
-
-/* Work groups wg[0..) for the sub-blocks sub[0..n) (n > 0) of groups g[],
- * which moved in pass 1: x gathered again, levels and sums copied lane by
- * lane, the last group padded with copies of sub[n-1]'s lane (a copy runs
- * the same steps: same results). Returns how many groups. */
-static int q3_pack_moved(const float *x, const q3_lanes *g, int *sub, int n, q3_lanes *wg)
-{
-    const int nw = (n + LANES - 1) / LANES;
+    q3_pool *pl = &st->pool[p];
+    const int n = pl->n, nw = (n + LANES - 1) / LANES;
+    if (!n)
+        return;
+    const vf zero = vf_set(0.0f);
+    for (int i = 0; i < Q3_N; i++)
+        vf_storeu(pl->L[i] + n, zero);
+    vf_storeu(pl->sumlx + n, zero);
+    vf_storeu(pl->suml2 + n, zero);
+    q3_lanes wg[Q3_BATCH + 1];
+    int sub[Q3_ROOM];
+    memcpy(sub, pl->sub, sizeof(int) * (size_t)n);
     for (int m = n; m < nw * LANES; m++)
-        sub[m] = sub[n - 1];
+        sub[m] = sub[n - 1];   /* padding rows: levels and sums 0, so slx = 0 and they never move */
     for (int k = 0; k < nw; k++) {
-        gather_rows(x, Q3_N, sub + k * LANES, wg[k].x);
+        gather_rows(st->x, Q3_N, sub + k * LANES, wg[k].x);
         for (int i = 0; i < Q3_N; i++) {   /* the first guess's products, same bits */
+            wg[k].L[i] = vf_loadu(pl->L[i] + k * LANES);
             wg[k].w[i] = vf_mul(wg[k].x[i], wg[k].x[i]);
             wg[k].wx[i] = vf_mul(wg[k].w[i], wg[k].x[i]);
         }
+        wg[k].sumlx = vf_loadu(pl->sumlx + k * LANES);
+        wg[k].suml2 = vf_loadu(pl->suml2 + k * LANES);
         wg[k].is_zero = vm_none();   /* all-zero lanes never move */
     }
-    for (int m = 0; m < nw * LANES; m++) {
-        const int s = sub[m], gk = s / LANES, gj = s % LANES, k = m / LANES, j = m % LANES;
-        for (int i = 0; i < Q3_N; i++)
-            lane_set(&wg[k].L[i], j, lane_get(&g[gk].L[i], gj));
-        lane_set(&wg[k].sumlx, j, lane_get(&g[gk].sumlx, gj));
-        lane_set(&wg[k].suml2, j, lane_get(&g[gk].suml2, gj));
+    pl->n = 0;
+    vm moved[Q3_BATCH + 1];
+    vf sc[Q3_BATCH + 1];
+    q3_run_passes(wg, nw, nmax, p, p + 1, moved);
+    q3_scales(wg, nw, sc);
+    for (int m = 0; m < n; m++)
+        st->scales[sub[m]] = lane_get(&sc[m / LANES], m % LANES);
+    for (int k = 0; k < nw; k++) {
+        const int valid = n - k * LANES >= LANES ? LANES : n - k * LANES;
+        const unsigned live = (1u << valid) - 1;   /* valid <= LANES <= 16 */
+        q3_push(st, p + 1, nmax, &wg[k], vm_bits(moved[k]) & live, sub + k * LANES);
     }
-    return nw;
 }
 
-/* Levels of a Q3_K search in lane form: sub-block s, weight i at
- * lv[s / LANES][i][s % LANES] (only zero-scale sub-blocks ever read them). */
-typedef struct {
-    float lv[Q3_GROUPS][Q3_N][LANES];
-} q3_levels;
-
-/* make_q3_quants(16, nmax, x, L, true) on S <= Q3_SUBBLOCKS consecutive
- * sub-blocks; scales to scales[], levels to *L. */
-static void q3_search_run(const float *x, int S, int nmax, float *scales, q3_levels *L)
+/* make_q3_quants(16, nmax, x, L, true)'s return values for S <= Q3_SUBBLOCKS
+ * consecutive sub-blocks, to scales[]. First guess and pass 1 run batch by
+ * batch (Q3_BATCH groups, still in L1): most lanes settle in pass 1
+ * (nothing moves in it; q3_first_pass_filter finds them), the others go to
+ * the pools, from pass 1 on. */
+static void q3_search_run(const float *x, int S, int nmax, float *scales)
 {
-    q3_lanes g[Q3_GROUPS], wg[Q3_GROUPS];
-    vf sc[Q3_GROUPS];
-    vm moved[Q3_GROUPS];
+    q3_state st;
+    for (int p = 0; p < Q3_PASSES; p++)
+        st.pool[p].n = 0;
+    st.scales = scales;
+    st.x = x;
     const int ng = (S + LANES - 1) / LANES;
-    for (int k = 0; k < ng; k++) {
-        const int s0 = k * LANES, count = S - s0 < LANES ? S - s0 : LANES;
-        gather_lanes(x + s0 * Q3_N, Q3_N, count, g[k].x);
-        q3_first_guess(&g[k], nmax);
-    }
-    /* Most lanes settle in the first pass (nothing moves in it): after it,
-     * the sub-blocks that moved are packed into full vectors for the later
-     * passes, rather than dragging every group along for as long as any of
-     * its lanes still moves. */
-    q3_run_passes(g, ng, nmax, 0, 1, moved);
-    int sub[Q3_SUBBLOCKS + LANES], n = 0;
-    for (int k = 0; k < ng; k++)
-        for (unsigned bits = vm_bits(moved[k]); bits; bits &= bits - 1) {
-            const int s = k * LANES + __builtin_ctz(bits);
-            if (s < S)   /* lanes past S repeat sub-block S-1 */
-                sub[n++] = s;
+    for (int k0 = 0; k0 < ng; k0 += Q3_BATCH) {
+        const int nb = ng - k0 < Q3_BATCH ? ng - k0 : Q3_BATCH;
+        q3_lanes g[Q3_BATCH];
+        vf sc[Q3_BATCH];
+        vm moved[Q3_BATCH];
+        for (int t = 0; t < nb; t++) {
+            const int s0 = (k0 + t) * LANES, count = S - s0 < LANES ? S - s0 : LANES;
+            gather_lanes(x + s0 * Q3_N, Q3_N, count, g[t].x);
+            q3_first_guess(&g[t], nmax);
         }
-    const int nw = n ? q3_pack_moved(x, g, sub, n, wg) : 0;
-    q3_finish_groups(g, ng, nmax, sc);
-    for (int k = 0; k < ng; k++) {
-        vf_storeu(scales + k * LANES, sc[k]);
-        for (int i = 0; i < Q3_N; i++)
-            vf_storeu(L->lv[k][i], g[k].L[i]);
+        q3_first_pass_filter(g, nb, nmax, moved);
+        q3_scales(g, nb, sc);
+        for (int t = 0; t < nb; t++)
+            vf_storeu(scales + (k0 + t) * LANES, sc[t]);
+        for (int t = 0; t < nb; t++) {
+            const int s0 = (k0 + t) * LANES, valid = S - s0 < LANES ? S - s0 : LANES;
+            int sub[LANES];
+            for (int j = 0; j < LANES; j++)
+                sub[j] = s0 + j;
+            /* lanes past S repeat sub-block S-1 */
+            const unsigned live = (1u << valid) - 1;
+            q3_push(&st, 0, nmax, &g[t], vm_bits(moved[t]) & live, sub);
+        }
     }
-    if (!nw)
-        return;
-    q3_run_passes(wg, nw, nmax, 1, Q3_PASSES, NULL);
-    q3_finish_groups(wg, nw, nmax, sc);
-    for (int m = 0; m < n; m++) {
-        const int s = sub[m], k = m / LANES, j = m % LANES;
-        scales[s] = lane_get(&sc[k], j);
-        for (int i = 0; i < Q3_N; i++)
-            L->lv[s / LANES][i][s % LANES] = lane_get(&wg[k].L[i], j);
-    }
+    for (int p = 0; p < Q3_PASSES; p++)   /* what is left, pass by pass */
+        q3_flush_pool(&st, p, nmax);
 }
 
 #endif
