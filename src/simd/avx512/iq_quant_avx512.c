@@ -463,6 +463,12 @@ static int iq2_search_avx512(const gq_iq_search_ops *ops, const gq_iqgrid *g, co
                          int reround_all, float *scale_io, int8_t *L)
 {
     (void)ops;
+    /* IQ2_S's 1024-point grid: AVX2's search, measured 12 % faster on Zen
+     * 4 (the whole quantizer 29.0 vs 26.0 Mw/s; for IQ2_XXS and IQ2_XS it
+     * gains nothing, so they keep this one) */
+    if (g->size == 1024)
+        return gq_iq_search_avx2.iq2_search(&gq_iq_search_avx2, g, xval, weight, waux, nsub, nhalf,
+                                            denom, reround_all, scale_io, L);
     iq2_state st;
     st.nsub = nsub;
     st.ntrials = 2 * nhalf + 1;
