@@ -26,8 +26,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "simd/simd.h"
+#include "simd/stream.h"
 #include "simd/avx512/float_avx512.h"
 
 /* Mask of the first r (<= 16) lanes. */
@@ -300,4 +302,22 @@ int gq_avx512_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t 
         return gq_avx512_quantize_bf16_ne(src, dst, nrows, n_per_row, imatrix);
 #endif
     return gq_avx512_quantize_bf16_int(src, dst, nrows, n_per_row, imatrix);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Streaming copy (simd/stream.h)                                             */
+/* ------------------------------------------------------------------------- */
+
+void gq_avx512_stream_copy(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64)
+        _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));
+    memcpy(d + i, s + i, n - i);
 }
