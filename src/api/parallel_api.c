@@ -46,12 +46,9 @@
  * (the largest today is 256). */
 #define STAGE_WEIGHTS    4096
 /* Outputs of at least this many weights per thread go out with streaming
- * stores (below that, the caller may still find them in cache), a stage of
- * STREAM_STAGE_WEIGHTS at a time: measured on Zen 4 (one thread, 256 MiB of
- * F32 from q4_0 / q8_0), 512-1024 weights stream ~10 % faster than 4096,
- * whose burst of stores stalls the next stage's decoding. */
-#define STREAM_MIN_WEIGHTS   ((int64_t)1 << 22)
-#define STREAM_STAGE_WEIGHTS 1024
+ * stores (below that, the caller may still find them in cache). Stages of
+ * 512 to 4096 weights measured alike there (Zen 4, one thread, 256 MiB). */
+#define STREAM_MIN_WEIGHTS ((int64_t)1 << 22)
 /* Quantization costs 10-1000x more per weight: smaller tasks (whole rows,
  * at least one), taken dynamically since IQ searches vary block to block. */
 #define QNT_TASK_WEIGHTS ((int64_t)1 << 14)
@@ -140,9 +137,7 @@ static void deq_piece_staged(const deq_job *j, const uint8_t *src, uint8_t *dst,
 {
     float stage[STAGE_WEIGHTS];
     uint16_t half[STAGE_WEIGHTS];
-    const int64_t stage_w = mode == OUT_STREAM && j->block_size <= STREAM_STAGE_WEIGHTS ? STREAM_STAGE_WEIGHTS
-                                                                                         : STAGE_WEIGHTS;
-    const int64_t step = stage_w - stage_w % j->block_size;
+    const int64_t step = STAGE_WEIGHTS - STAGE_WEIGHTS % j->block_size;
     for (int64_t off = 0; off < cnt; off += step) {
         const int64_t m = cnt - off < step ? cnt - off : step;
         const uint8_t *in = src + (size_t)(off / j->block_size) * j->block_bytes;
