@@ -4,9 +4,10 @@
  * of src/api/parallel_api.c, under the ISA GGUFQ_ISA picks (run per ISA):
  *  - in-cache sizes: encoded straight into dst, or (dst not aligned to its
  *    element) through buffers; sizes that are not a multiple of the stage;
- *  - outputs large enough to stream (>= 2^22 weights per thread on x86-64)
- *    with 1, 2 and 3 threads, at a dst 2 bytes off 16-byte alignment (the
- *    stream's head and tail), nothing written past the end;
+ *  - large outputs (>= 2^22 weights per thread on x86-64, where F32 ones
+ *    stream) with 1, 2 and 3 threads, at a dst 2 or 4 bytes off 16-byte
+ *    alignment (the stream's head and tail), nothing written past the end;
+ *    F32 ones too: the streaming copy differs per ISA;
  *  - inputs whose decoded values hit every conversion edge: random q8_0 and
  *    q4_0 blocks (F16 scales that are NaN, Inf, subnormal: products that
  *    overflow F16 or fall in its subnormals) and random F32 bit patterns;
@@ -157,9 +158,10 @@ static void test_edge_values(void **state)
 
 /*
  * Large outputs: each of 1, 2 and 3 threads gets >= STREAM_MIN weights
- * (195 tasks and a short one: 66/65/65 tasks), so each piece streams on
- * x86-64; the last piece ends 512 weights into a task (not a multiple of the
- * stage). Off x86-64 nothing streams: a size that still splits 3 ways.
+ * (195 tasks and a short one: 66/65/65 tasks), the size at which F32
+ * pieces stream on x86-64; the last piece ends 512 weights into a task (not
+ * a multiple of the stage). Off x86-64 nothing streams: a size that still
+ * splits 3 ways.
  */
 #if defined(__x86_64__)
 #define BIG_N (195 * TASK + 512)
@@ -167,12 +169,12 @@ static void test_edge_values(void **state)
 #define BIG_N (5 * TASK + 512)
 #endif
 
-static void test_streamed(void **state)
+static void test_large(void **state)
 {
     (void)state;
     static const ggufq_type ins[] = { GGUFQ_TYPE_Q4_0, GGUFQ_TYPE_Q8_0 };
     for (size_t k = 0; k < sizeof ins / sizeof ins[0]; k++) {
-        /* q8_0 from random bytes: NaN/Inf/overflow/subnormal all through the stream */
+        /* q8_0 from random bytes: NaN/Inf/overflow/subnormal in a large output */
         void *q = make_input(ins[k], BIG_N, ins[k] == GGUFQ_TYPE_Q8_0, 31 + (uint64_t)k);
         for (int o = 0; o < 2; o++) {
             uint16_t *want = reference(ins[k], q, outs[o], BIG_N);
@@ -184,8 +186,43 @@ static void test_streamed(void **state)
     }
 }
 
-/* F32 and F16 inputs, one thread, one streamed piece: the encoder reads the input in place. */
-static void test_streamed_plain_inputs(void **state)
+/* F32 output streamed through this ISA's copy (simd/stream.h) at a dst 4
+ * bytes off and one 64 bytes off a line: exactly ggufq_dequantize. */
+static void test_streamed_f32(void **state)
+{
+    (void)state;
+#if defined(__x86_64__)
+    const int64_t n = STREAM_MIN + 4096 + 512;
+#else
+    const int64_t n = 2 * TASK + 512;
+#endif
+    void *q = make_input(GGUFQ_TYPE_Q8_0, n, true, 91);
+    float *want = malloc((size_t)n * sizeof *want);
+    uint8_t *buf = malloc((size_t)n * sizeof *want + 256);
+    assert_non_null(want);
+    assert_non_null(buf);
+    assert_int_equal(ggufq_dequantize(GGUFQ_TYPE_Q8_0, q, want, n), GGUFQ_OK);
+    uint8_t *line = buf + ((64 - (uintptr_t)buf % 64) % 64);
+    const size_t offsets[] = { 4, 64, 36 };
+    for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++) {
+        uint8_t *dst = line + offsets[k];
+        memset(buf, 0xA5, (size_t)n * sizeof *want + 256);
+        assert_int_equal(ggufq_dequantize_to(GGUFQ_TYPE_Q8_0, q, GGUFQ_TYPE_F32, dst, n, 1), GGUFQ_OK);
+        snprintf(what, sizeof what, "q8_0 -> f32 n=%lld dst+%zu (%s)", (long long)n, offsets[k],
+                 ggufq_isa_name(ggufq_active_isa()));
+        tu_expect_same_bytes(dst, want, (size_t)n * sizeof *want, what);
+        for (uint8_t *p = buf; p < dst; p++)
+            assert_int_equal(*p, 0xA5);
+        for (size_t i = 0; i < 64; i++)
+            assert_int_equal(dst[(size_t)n * sizeof *want + i], 0xA5);
+    }
+    free(q);
+    free(want);
+    free(buf);
+}
+
+/* F32 and F16 inputs, one thread, one large piece: the encoder reads the input in place. */
+static void test_large_plain_inputs(void **state)
 {
     (void)state;
 #if defined(__x86_64__)
@@ -307,8 +344,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_cache_every_type),
         cmocka_unit_test(test_edge_values),
-        cmocka_unit_test(test_streamed),
-        cmocka_unit_test(test_streamed_plain_inputs),
+        cmocka_unit_test(test_large),
+        cmocka_unit_test(test_large_plain_inputs),
+        cmocka_unit_test(test_streamed_f32),
         cmocka_unit_test(test_bf16_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,10 +15,10 @@
  *
  * Small jobs run on the calling thread: waking a team costs more than it
  * saves below a few hundred KiB.
- * Large outputs (F32, F16, BF16) are decoded, and encoded, through small
- * buffers and streamed out with non-temporal stores (SSE2, part of baseline
- * x86-64): no read-for-ownership of each destination line, which is what
- * keeps them near memory bandwidth.
+ * Large F32 outputs are decoded through a small buffer and streamed out with
+ * non-temporal stores (the ISA's widest; SSE2 is part of baseline x86-64):
+ * no read-for-ownership of each destination line, which is what keeps them
+ * near memory bandwidth.
  * Everything else ISA-specific lives behind the dispatch table.
  */
 #include <stdint.h>
@@ -84,7 +84,7 @@ typedef struct deq_job {
     const gq_kernels *decode;      /* the input type's kernels */
     const gq_kernels *encode;      /* F16/BF16 output: its kernels; else NULL */
     bool              copy;        /* input type == output type */
-    bool              stream;      /* large pieces out through stream_copy */
+    bool              stream;      /* large F32 pieces out through stream_copy */
 #ifdef GQ_STREAM_STORES
     void (*stream_copy)(void *dst, const void *src, size_t n);   /* the ISA's widest */
 #endif
@@ -93,8 +93,8 @@ typedef struct deq_job {
 
 /* How a staged piece reaches dst. */
 typedef enum out_mode {
-    OUT_ENCODE,   /* F16/BF16 encoded straight into dst (aligned, in-cache sizes) */
-    OUT_STREAM,   /* through a buffer, then non-temporal stores (large outputs) */
+    OUT_ENCODE,   /* F16/BF16 encoded straight into dst (aligned to its element) */
+    OUT_STREAM,   /* through a buffer, then non-temporal stores (large F32 outputs) */
     OUT_MEMCPY    /* through a buffer, then memcpy (dst not aligned to its element) */
 } out_mode;
 
@@ -252,9 +252,12 @@ int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, v
     deq_job j;
     memset(&j, 0, sizeof j);
     j.decode = gq_kernels_for(type);
-    /* the x86 F16 kernels stream large F32 outputs themselves, without the
-     * extra pass through a buffer (measured: 138 % of memset vs 104 % staged) */
-    j.stream = type != GGUFQ_TYPE_F16 || out_type != GGUFQ_TYPE_F32;
+    /* Only F32 outputs stream. The x86 F16 kernels stream theirs themselves,
+     * without the extra pass through a buffer (measured: 138 % of memset vs
+     * 104 % staged). F16/BF16 outputs streamed from a third buffer measured
+     * slower than encoded straight into dst (Zen 4, 256 MiB from q4_0 / q4_K,
+     * 2 threads: 13-15 vs 15-22 GB/s), so they keep plain stores. */
+    j.stream = out_type == GGUFQ_TYPE_F32 && type != GGUFQ_TYPE_F16;
     if (!j.decode || !j.decode->dequantize)
         return GGUFQ_E_NOT_IMPLEMENTED;
     if (out_type != GGUFQ_TYPE_F32 && type != out_type) {
