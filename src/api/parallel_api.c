@@ -16,8 +16,9 @@
  * Small jobs run on the calling thread: waking a team costs more than it
  * saves below a few hundred KiB.
  * Large F32 outputs are decoded through a small buffer and streamed out with
- * non-temporal stores (SSE2, part of baseline x86-64): no read-for-ownership
- * of each destination line, which is what keeps them near memory bandwidth.
+ * non-temporal stores (the ISA's widest; SSE2 is part of baseline x86-64):
+ * no read-for-ownership of each destination line, which is what keeps them
+ * near memory bandwidth.
  * Everything else ISA-specific lives behind the dispatch table.
  */
 #include <stdint.h>
@@ -34,16 +35,19 @@
 #include "api/threads.h"
 #include "gguf/types.h"
 #include "simd/dispatch.h"
+#include "simd/stream.h"
 
 /* Dequantization: weights per task (64 Ki: 256 KiB of F32, L2-sized), and
  * the smallest job worth a parallel region. */
 #define DEQ_TASK_WEIGHTS ((int64_t)1 << 16)
 #define DEQ_MIN_WEIGHTS  ((int64_t)1 << 18)
-/* F16/BF16 output: F32 staging buffer per thread (16 KiB: stays in L1).
- * A multiple of every block size (the largest today is 256). */
+/* Staging buffers per thread: 16 KiB of F32, 8 KiB of F16/BF16 (both stay
+ * in L1; 1-8 Ki weights measured alike). A multiple of every block size
+ * (the largest today is 256). */
 #define STAGE_WEIGHTS    4096
-/* F32 outputs of at least this many weights per thread go out with
- * streaming stores (below that, the caller may still find them in cache). */
+/* Outputs of at least this many weights per thread go out with streaming
+ * stores (below that, the caller may still find them in cache). Stages of
+ * 512 to 4096 weights measured alike there (Zen 4, one thread, 256 MiB). */
 #define STREAM_MIN_WEIGHTS ((int64_t)1 << 22)
 /* Quantization costs 10-1000x more per weight: smaller tasks (whole rows,
  * at least one), taken dynamically since IQ searches vary block to block. */
@@ -80,42 +84,56 @@ typedef struct deq_job {
     const gq_kernels *decode;      /* the input type's kernels */
     const gq_kernels *encode;      /* F16/BF16 output: its kernels; else NULL */
     bool              copy;        /* input type == output type */
-    bool              stream;      /* large F32 pieces through stream_floats */
+    bool              stream;      /* large F32 pieces out through stream_copy */
+#ifdef GQ_STREAM_STORES
+    void (*stream_copy)(void *dst, const void *src, size_t n);   /* the ISA's widest */
+#endif
     bool              unaligned;   /* dst not aligned to its element: staged, memcpy'd out */
 } deq_job;
 
-#ifdef GQ_STREAM_STORES
-/* Copy n floats from an in-cache buffer to dst with non-temporal stores;
- * dst is float aligned. Bit-for-bit a copy. */
-static void stream_floats(float *dst, const float *src, int64_t n)
-{
-    int64_t i = 0;
-    for (; i < n && ((uintptr_t)(dst + i) & 15) != 0; i++)
-        dst[i] = src[i];
-    for (; i + 4 <= n; i += 4)
-        _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
-    for (; i < n; i++)
-        dst[i] = src[i];
-}
+/* How a staged piece reaches dst. */
+typedef enum out_mode {
+    OUT_ENCODE,   /* F16/BF16 encoded straight into dst (aligned to its element) */
+    OUT_STREAM,   /* through a buffer, then non-temporal stores (large F32 outputs) */
+    OUT_MEMCPY    /* through a buffer, then memcpy (dst not aligned to its element) */
+} out_mode;
 
-/* F32 output of a large piece: decode a stage at a time, stream it out. */
-static void deq_piece_streamed(const deq_job *j, const uint8_t *src, float *dst, int64_t cnt)
+#ifdef GQ_STREAM_STORES
+/* Copy n bytes from an in-cache buffer to dst, the 16-byte aligned middle
+ * with non-temporal stores. Bit-for-bit a copy. Baseline x86-64 (SSE2);
+ * AVX2 and AVX-512 have wider ones (simd/stream.h). */
+static void stream_bytes(void *dst_, const void *src_, size_t n)
 {
-    float stage[STAGE_WEIGHTS];
-    const int64_t step = STAGE_WEIGHTS - STAGE_WEIGHTS % j->block_size;
-    for (int64_t off = 0; off < cnt; off += step) {
-        const int64_t m = cnt - off < step ? cnt - off : step;
-        j->decode->dequantize(src + (size_t)(off / j->block_size) * j->block_bytes, stage, m);
-        stream_floats(dst + off, stage, m);
+    uint8_t *dst = dst_;
+    const uint8_t *src = src_;
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(dst, src, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {   /* a whole line per iteration when dst is line aligned */
+        _mm_stream_si128((__m128i *)(void *)(dst + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+        _mm_stream_si128((__m128i *)(void *)(dst + i + 16),
+                         _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16)));
+        _mm_stream_si128((__m128i *)(void *)(dst + i + 32),
+                         _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32)));
+        _mm_stream_si128((__m128i *)(void *)(dst + i + 48),
+                         _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48)));
     }
-    _mm_sfence();   /* the weakly ordered stores are done before the caller reads */
+    for (; i + 16 <= n; i += 16)
+        _mm_stream_si128((__m128i *)(void *)(dst + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+    memcpy(dst + i, src + i, n - i);
 }
 #endif
 
-/* A dst that is not aligned to its element (a void * may be anything): the
- * kernels store whole floats/halves, so decode and encode into buffers that
- * are, then copy the bytes out. */
-static void deq_piece_unaligned(const deq_job *j, const uint8_t *src, uint8_t *dst, int64_t cnt)
+/*
+ * A piece decoded a stage at a time into an L1 buffer (F32), then encoded
+ * (F16/BF16 output) straight into dst or into a second buffer, which is then
+ * streamed or copied out. An F32 input is not decoded: the encoder reads it
+ * where it is (the kernels take any alignment).
+ */
+static void deq_piece_staged(const deq_job *j, const uint8_t *src, uint8_t *dst, int64_t cnt,
+                             out_mode mode)
 {
     float stage[STAGE_WEIGHTS];
     uint16_t half[STAGE_WEIGHTS];
@@ -123,17 +141,32 @@ static void deq_piece_unaligned(const deq_job *j, const uint8_t *src, uint8_t *d
     for (int64_t off = 0; off < cnt; off += step) {
         const int64_t m = cnt - off < step ? cnt - off : step;
         const uint8_t *in = src + (size_t)(off / j->block_size) * j->block_bytes;
-        const void *out = stage;
-        if (j->decode)
+        uint8_t *out = dst + (size_t)off * j->out_bytes;
+        const float *f = (const float *)(const void *)in;   /* F32 input: no decoding */
+        if (j->decode) {
             j->decode->dequantize(in, stage, m);
-        else
-            memcpy(stage, in, (size_t)m * sizeof(float));   /* F32 input */
-        if (j->encode) {
-            (void)j->encode->quantize(stage, half, 1, m, NULL);
-            out = half;
+            f = stage;
         }
-        memcpy(dst + (size_t)off * j->out_bytes, out, (size_t)m * j->out_bytes);
+        const void *buf = f;
+        if (j->encode) {
+            /* F16/BF16 quantizers never fail on positive sizes without an imatrix */
+            (void)j->encode->quantize(f, mode == OUT_ENCODE ? (void *)out : (void *)half, 1, m, NULL);
+            buf = half;
+        }
+        if (mode == OUT_ENCODE)
+            continue;
+#ifdef GQ_STREAM_STORES
+        if (mode == OUT_STREAM) {
+            j->stream_copy(out, buf, (size_t)m * j->out_bytes);
+            continue;
+        }
+#endif
+        memcpy(out, buf, (size_t)m * j->out_bytes);
     }
+#ifdef GQ_STREAM_STORES
+    if (mode == OUT_STREAM)
+        _mm_sfence();   /* the weakly ordered stores are done before the caller reads */
+#endif
 }
 
 /* Weights [lo, lo + cnt) of the job; lo and cnt are multiples of the block size. */
@@ -141,36 +174,28 @@ static void deq_piece(const deq_job *j, int64_t lo, int64_t cnt)
 {
     const uint8_t *src = j->src + (size_t)(lo / j->block_size) * j->block_bytes;
     uint8_t *dst = j->dst + (size_t)lo * j->out_bytes;
-    if (j->unaligned && !j->copy) {
-        deq_piece_unaligned(j, src, dst, cnt);
-        return;
-    }
     if (j->copy) {
         memcpy(dst, src, (size_t)(cnt / j->block_size) * j->block_bytes);
         return;
     }
-    if (!j->encode) {
+    if (j->unaligned) {
+        /* the kernels store whole floats/halves: decode and encode into
+         * buffers that are aligned, then copy the bytes out */
+        deq_piece_staged(j, src, dst, cnt, OUT_MEMCPY);
+        return;
+    }
 #ifdef GQ_STREAM_STORES
-        if (j->stream && cnt >= STREAM_MIN_WEIGHTS) {
-            deq_piece_streamed(j, src, (float *)(void *)dst, cnt);
-            return;
-        }
+    if (j->stream && cnt >= STREAM_MIN_WEIGHTS) {
+        deq_piece_staged(j, src, dst, cnt, OUT_STREAM);
+        return;
+    }
 #endif
+    if (!j->encode)
         j->decode->dequantize(src, (float *)(void *)dst, cnt);
-        return;
-    }
-    if (j->decode == NULL) {   /* F32 input: encode straight from it */
+    else if (!j->decode)   /* F32 input: encode straight from it */
         (void)j->encode->quantize((const float *)(const void *)src, dst, 1, cnt, NULL);
-        return;
-    }
-    float stage[STAGE_WEIGHTS];
-    const int64_t step = STAGE_WEIGHTS - STAGE_WEIGHTS % j->block_size;
-    for (int64_t off = 0; off < cnt; off += step) {
-        const int64_t m = cnt - off < step ? cnt - off : step;
-        j->decode->dequantize(src + (size_t)(off / j->block_size) * j->block_bytes, stage, m);
-        /* F16/BF16 quantizers never fail on positive sizes without an imatrix */
-        (void)j->encode->quantize(stage, dst + (size_t)off * j->out_bytes, 1, m, NULL);
-    }
+    else
+        deq_piece_staged(j, src, dst, cnt, OUT_ENCODE);
 }
 
 /* One thread's share of a dequantization: a contiguous range of whole tasks. */
@@ -227,9 +252,12 @@ int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, v
     deq_job j;
     memset(&j, 0, sizeof j);
     j.decode = gq_kernels_for(type);
-    /* the x86 F16 kernels stream large outputs themselves, without the extra
-     * pass through a buffer (measured: 138 % of memset vs 104 % staged) */
-    j.stream = type != GGUFQ_TYPE_F16;
+    /* Only F32 outputs stream. The x86 F16 kernels stream theirs themselves,
+     * without the extra pass through a buffer (measured: 138 % of memset vs
+     * 104 % staged). F16/BF16 outputs streamed from a third buffer measured
+     * slower than encoded straight into dst (Zen 4, 256 MiB from q4_0 / q4_K,
+     * 2 threads: 13-15 vs 15-22 GB/s), so they keep plain stores. */
+    j.stream = out_type == GGUFQ_TYPE_F32 && type != GGUFQ_TYPE_F16;
     if (!j.decode || !j.decode->dequantize)
         return GGUFQ_E_NOT_IMPLEMENTED;
     if (out_type != GGUFQ_TYPE_F32 && type != out_type) {
@@ -249,6 +277,11 @@ int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, v
     j.out_bytes = out_elem_bytes(out_type);
     j.copy = type == out_type;
     j.unaligned = (uintptr_t)dst % j.out_bytes != 0;
+#ifdef GQ_STREAM_STORES
+    const ggufq_isa isa = ggufq_active_isa();
+    j.stream_copy = isa == GGUFQ_ISA_AVX512 ? gq_avx512_stream_copy
+                  : isa == GGUFQ_ISA_AVX2   ? gq_avx2_stream_copy : stream_bytes;
+#endif
     deq_run(&j, nthreads);
     return GGUFQ_OK;
 }

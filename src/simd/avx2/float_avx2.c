@@ -25,6 +25,7 @@
 
 #include "quants/fp16.h"
 #include "simd/simd.h"
+#include "simd/stream.h"
 
 /*
  * F16 outputs of at least this many weights (16 MiB of F32) are written with
@@ -214,4 +215,27 @@ int gq_avx2_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Streaming copy (simd/stream.h)                                             */
+/* ------------------------------------------------------------------------- */
+
+void gq_avx2_stream_copy(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    size_t head = (32 - ((uintptr_t)d & 31)) & 31;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        _mm256_stream_si256((__m256i *)(void *)(d + i), _mm256_loadu_si256((const __m256i *)(const void *)(s + i)));
+        _mm256_stream_si256((__m256i *)(void *)(d + i + 32),
+                            _mm256_loadu_si256((const __m256i *)(const void *)(s + i + 32)));
+    }
+    for (; i + 32 <= n; i += 32)
+        _mm256_stream_si256((__m256i *)(void *)(d + i), _mm256_loadu_si256((const __m256i *)(const void *)(s + i)));
+    memcpy(d + i, s + i, n - i);
 }

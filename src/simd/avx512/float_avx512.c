@@ -15,14 +15,22 @@
  * Quantizers: F32 -> F16 is vcvtps2ph with round-to-nearest-even, which is
  * gq_fp32_to_fp16 except for NaN (the instruction keeps the payload's top
  * bits, ggml gives sign | 0x7E00): two integer mins fold every NaN result
- * to that. F32 -> BF16 is the scalar's integer rounding on 16 lanes, NaN
- * lanes blended in. Both are proved bit-identical over all 2^32 inputs by
- * tests/test_float_exhaustive.c.
+ * to that. F32 -> BF16 is vcvtneps2bf16 on CPUs with AVX512_BF16 (with a
+ * fix-up for the subnormals it flushes; about twice as fast), else the
+ * scalar's integer rounding on 16 lanes, NaN lanes blended in. All are
+ * proved bit-identical over all 2^32 inputs by tests/test_float_exhaustive.c
+ * (the one this CPU picks) and tests/test_dequant_out.c (both BF16 ones).
  */
+#include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "simd/simd.h"
+#include "simd/stream.h"
+#include "simd/avx512/float_avx512.h"
 
 /* Mask of the first r (<= 16) lanes. */
 static inline __mmask16 first_lanes16(int64_t r)
@@ -197,8 +205,8 @@ static inline __m256i f32x16_to_bf16(__m512i x)
     return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
 }
 
-int gq_avx512_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                         const float *imatrix)
+int gq_avx512_quantize_bf16_int(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                                const float *imatrix)
 {
     (void)imatrix;
     uint16_t *d = dst;
@@ -213,4 +221,103 @@ int gq_avx512_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t 
         _mm256_mask_storeu_epi16(d + i, k, f32x16_to_bf16(_mm512_maskz_loadu_epi32(k, src + i)));
     }
     return GGUFQ_OK;
+}
+
+#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
+/*
+ * vcvtneps2bf16 (AVX512_BF16) is gq_fp32_to_bf16 in one instruction: the
+ * same (x + 0x7FFF + lsb) >> 16 rounding, and NaN as (x >> 16) | 64; but it
+ * flushes subnormal inputs to a signed zero whatever MXCSR says. Setting the
+ * exponent's lowest bit of such a lane (x | 0x00800000, a normal number whose
+ * bits differ by a multiple of 0x10000) rounds the same 16 low bits the same
+ * way, and subtracting 0x80 from the result takes the bit back out. Zeros
+ * take that path too (2^-126 -> 0x0080 -> 0). fpclass 0x20 tests exactly
+ * the subnormal lanes; most vectors have none, so the fix-up is a branch.
+ */
+__attribute__((target("avx512bf16")))
+static inline __m256i f32x16_to_bf16_ne(__m512 x)
+{
+    const __mmask16 sub = _mm512_fpclass_ps_mask(x, 0x20);
+    __m256i h = (__m256i)_mm512_cvtneps_pbh(x);
+    if (sub) {
+        const __m512i xi = _mm512_castps_si512(x);
+        const __m512 normal = _mm512_castsi512_ps(
+            _mm512_mask_or_epi32(xi, sub, xi, _mm512_set1_epi32(0x00800000)));
+        const __m256i hn = (__m256i)_mm512_cvtneps_pbh(normal);
+        h = _mm256_mask_sub_epi16(hn, sub, hn, _mm256_set1_epi16(0x80));
+    }
+    return h;
+}
+
+__attribute__((target("avx512bf16")))
+int gq_avx512_quantize_bf16_ne(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                               const float *imatrix)
+{
+    (void)imatrix;
+    uint16_t *d = dst;
+    const int64_t n = nrows * n_per_row;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        _mm256_storeu_si256((__m256i *)(d + i), f32x16_to_bf16_ne(_mm512_loadu_ps(src + i)));
+        _mm256_storeu_si256((__m256i *)(d + i + 16), f32x16_to_bf16_ne(_mm512_loadu_ps(src + i + 16)));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
+        _mm256_mask_storeu_epi16(d + i, k, f32x16_to_bf16_ne(_mm512_maskz_loadu_ps(k, src + i)));
+    }
+    return GGUFQ_OK;
+}
+#endif
+
+/* AVX512_BF16 is not part of what the AVX-512 table needs (AVX-512 F/BW/VL/DQ
+ * and the OS's zmm state): ask CPUID once (leaf 7, subleaf 1, EAX bit 5). */
+bool gq_avx512_has_bf16(void)
+{
+#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
+    static _Atomic int known;   /* 0: not asked yet, 1: no, 2: yes */
+    int v = atomic_load_explicit(&known, memory_order_relaxed);
+    if (v == 0) {
+        unsigned a = 0, b, c, d;
+        if (__get_cpuid_max(0, NULL) >= 7) {
+            __cpuid_count(7, 0, a, b, c, d);
+            if (a >= 1)
+                __cpuid_count(7, 1, a, b, c, d);
+            else
+                a = 0;
+        }
+        v = (a >> 5) & 1 ? 2 : 1;
+        atomic_store_explicit(&known, v, memory_order_relaxed);
+    }
+    return v == 2;
+#else
+    return false;
+#endif
+}
+
+int gq_avx512_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
+                            const float *imatrix)
+{
+#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
+    if (gq_avx512_has_bf16())
+        return gq_avx512_quantize_bf16_ne(src, dst, nrows, n_per_row, imatrix);
+#endif
+    return gq_avx512_quantize_bf16_int(src, dst, nrows, n_per_row, imatrix);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Streaming copy (simd/stream.h)                                             */
+/* ------------------------------------------------------------------------- */
+
+void gq_avx512_stream_copy(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64)
+        _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));
+    memcpy(d + i, s + i, n - i);
 }
