@@ -18,6 +18,7 @@
 
 #include "gguf/writer_internal.h"
 #include "requant/plan.h"
+#include "requant/requant_internal.h"
 
 static void test_failures_leave_nothing(void **state)
 {
@@ -357,9 +358,39 @@ static void test_output_loads_in_ggml(void **state)
     gfree(ctx);
 }
 
+/* gq_first_invalid on plain floats: the first bad value wherever it falls
+ * relative to the chunks the check vectorizes over (512 values). */
+static void test_first_invalid_plain(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    static const ggufq_type types[] = { GGUFQ_TYPE_F32, GGUFQ_TYPE_F16, GGUFQ_TYPE_BF16, GGUFQ_TYPE_F64 };
+    static const size_t widths[] = { 4, 2, 2, 8 };
+    static const size_t at[] = { 0, 1, 510, 511, 512, 513, 1023, 1024, 1498, 1499 };
+    static uint8_t buf[N * 8];
+    for (size_t t = 0; t < 4; t++) {
+        const size_t w = widths[t];
+        for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+            for (int second = 0; second < 2; second++) {
+                memset(buf, 0x11, sizeof buf);   /* finite in every width */
+                /* an Inf (all exponent bits, sign and mantissa 0) at at[k], little-endian */
+                const uint64_t inf = w == 4 ? 0x7f800000u : w == 2 ? (t == 1 ? 0x7c00u : 0x7f80u)
+                                                               : 0x7ff0000000000000ull;
+                for (size_t b = 0; b < w; b++)
+                    buf[at[k] * w + b] = (uint8_t)(inf >> (8 * b));
+                if (second && at[k] + 3 < N)   /* a later one does not matter */
+                    for (size_t b = 0; b < w; b++)
+                        buf[(at[k] + 3) * w + b] = (uint8_t)(inf >> (8 * b)) | (b == w - 1 ? 0x80 : 0);
+                assert_int_equal(gq_first_invalid(types[t], buf, N * w), (int64_t)at[k]);
+                assert_int_equal(gq_first_invalid(types[t], buf, at[k] * w), -1);   /* stops before it */
+            }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_invalid_plain),
         cmocka_unit_test(test_plan_and_dry_run),
         cmocka_unit_test(test_failures_leave_nothing),
         cmocka_unit_test(test_error_messages_name_file_and_offset),
