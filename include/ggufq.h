@@ -208,7 +208,9 @@ GGUFQ_API bool        ggufq_isa_supported(ggufq_isa isa);
 typedef enum ggufq_kernel_op {
     GGUFQ_OP_DEQUANTIZE       = 0,
     GGUFQ_OP_QUANTIZE         = 1,  /* without an imatrix */
-    GGUFQ_OP_QUANTIZE_IMATRIX = 2   /* with one */
+    GGUFQ_OP_QUANTIZE_IMATRIX = 2,  /* with one */
+    GGUFQ_OP_DEQUANTIZE_F16   = 3,  /* ggufq_dequantize_to(..., GGUFQ_TYPE_F16, ...) */
+    GGUFQ_OP_DEQUANTIZE_BF16  = 4   /* ggufq_dequantize_to(..., GGUFQ_TYPE_BF16, ...) */
 } ggufq_kernel_op;
 /**
  * Kernel coverage: the ISA ("scalar", "avx2", "avx512", "neon") whose code
@@ -216,6 +218,10 @@ typedef enum ggufq_kernel_op {
  * an older ISA than the active one (an AVX-512 run reuses AVX2 kernels that
  * measured faster) or "scalar" (no SIMD kernel). NULL if the library cannot
  * do it at all (unknown type or op, a type it cannot quantize).
+ * GGUFQ_OP_DEQUANTIZE_F16/_BF16: the ISA of the fused kernel that decodes
+ * straight to half floats; where there is none, the output is decoded to F32
+ * (GGUFQ_OP_DEQUANTIZE's kernel) and converted, and the answer ends in
+ * "+convert" ("avx2+convert"). Same bits either way.
  */
 GGUFQ_API const char *ggufq_kernel_isa(ggufq_type type, ggufq_kernel_op op);
 /** The CPU features detected, space-separated ("x86-64 sse4.2 avx avx2 fma ... os-zmm-state"). */

@@ -46,12 +46,13 @@ static void test_rows_are_well_formed(void **state)
             continue;
         assert_int_equal(t->isa, isa);
         assert_true(t->n_rows > 0);
-        bool seen[GGUFQ_TYPE_COUNT][2];
+        bool seen[GGUFQ_TYPE_COUNT][GGUFQ_OP_DEQUANTIZE_BF16 + 1];
         memset(seen, 0, sizeof seen);
         for (int i = 0; i < t->n_rows; i++) {
             const gq_kernel_row *r = &t->rows[i];
             assert_true((int)r->type >= 0 && r->type < GGUFQ_TYPE_COUNT);
-            assert_true(r->op == GGUFQ_OP_DEQUANTIZE || r->op == GGUFQ_OP_QUANTIZE);
+            assert_true(r->op == GGUFQ_OP_DEQUANTIZE || r->op == GGUFQ_OP_QUANTIZE ||
+                        r->op == GGUFQ_OP_DEQUANTIZE_F16 || r->op == GGUFQ_OP_DEQUANTIZE_BF16);
             assert_false(seen[r->type][r->op]);
             seen[r->type][r->op] = true;
             const gq_kernels *scalar = gq_scalar_kernels(r->type);
@@ -59,7 +60,13 @@ static void test_rows_are_well_formed(void **state)
             if (r->op == GGUFQ_OP_DEQUANTIZE) {
                 assert_non_null(r->dequantize);
                 assert_null(r->quantize);
+                assert_null(r->half);
+            } else if (r->op != GGUFQ_OP_QUANTIZE) {   /* fused half output */
+                assert_non_null(r->half);
+                assert_null(r->dequantize);
+                assert_null(r->quantize);
             } else {
+                assert_null(r->half);
                 assert_non_null(r->quantize);
                 assert_null(r->dequantize);
                 assert_non_null(scalar->quantize);
@@ -85,14 +92,16 @@ static void test_dispatch_follows_rows(void **state)
             const gq_kernels *k = gq_kernels_for(type);
             if (!scalar) {
                 assert_null(k);
-                for (int op = GGUFQ_OP_DEQUANTIZE; op <= GGUFQ_OP_QUANTIZE_IMATRIX; op++)
+                for (int op = GGUFQ_OP_DEQUANTIZE; op <= GGUFQ_OP_DEQUANTIZE_BF16; op++)
                     assert_null(ggufq_kernel_isa((ggufq_type)type, (ggufq_kernel_op)op));
                 continue;
             }
             assert_non_null(k);
             gq_dequant_fn deq = scalar->dequantize;
             gq_quant_fn quant = scalar->quantize;
+            gq_dequant_half_fn half[2] = { NULL, NULL };
             ggufq_isa deq_isa = GGUFQ_ISA_SCALAR, quant_isa = GGUFQ_ISA_SCALAR;
+            ggufq_isa half_isa[2] = { GGUFQ_ISA_SCALAR, GGUFQ_ISA_SCALAR };
             for (int i = 0; t && i < t->n_rows; i++) {
                 const gq_kernel_row *r = &t->rows[i];
                 if ((int)r->type != type)
@@ -100,6 +109,10 @@ static void test_dispatch_follows_rows(void **state)
                 if (r->op == GGUFQ_OP_DEQUANTIZE) {
                     deq = r->dequantize;
                     deq_isa = r->isa;
+                } else if (r->op != GGUFQ_OP_QUANTIZE) {
+                    const int h = r->op == GGUFQ_OP_DEQUANTIZE_BF16;
+                    half[h] = r->half;
+                    half_isa[h] = r->isa;
                 } else {
                     quant = r->quantize;
                     quant_isa = r->isa;
@@ -107,6 +120,19 @@ static void test_dispatch_follows_rows(void **state)
             }
             assert_ptr_equal(k->dequantize, deq);
             assert_ptr_equal(k->quantize, quant);
+            assert_ptr_equal(k->dequantize_f16, half[0]);
+            assert_ptr_equal(k->dequantize_bf16, half[1]);
+            for (int h = 0; h < 2; h++) {
+                /* the fused kernel's ISA, else the decoder's with "+convert" */
+                char want[32];
+                if (half[h])
+                    snprintf(want, sizeof want, "%s", ggufq_isa_name(half_isa[h]));
+                else
+                    snprintf(want, sizeof want, "%s+convert", ggufq_isa_name(deq_isa));
+                assert_string_equal(ggufq_kernel_isa((ggufq_type)type, h ? GGUFQ_OP_DEQUANTIZE_BF16
+                                                                          : GGUFQ_OP_DEQUANTIZE_F16),
+                                    want);
+            }
             assert_string_equal(ggufq_kernel_isa((ggufq_type)type, GGUFQ_OP_DEQUANTIZE),
                                 ggufq_isa_name(deq_isa));
             if (quant) {
@@ -147,7 +173,9 @@ static void test_kernel_isa_answers(void **state)
     expect((ggufq_type)4, GGUFQ_OP_DEQUANTIZE, NULL);            /* removed Q4_2 */
     expect((ggufq_type)-1, GGUFQ_OP_DEQUANTIZE, NULL);
     expect(GGUFQ_TYPE_COUNT, GGUFQ_OP_DEQUANTIZE, NULL);
-    expect(GGUFQ_TYPE_Q4_K, (ggufq_kernel_op)3, NULL);
+    expect(GGUFQ_TYPE_Q4_K, GGUFQ_OP_DEQUANTIZE_F16, "scalar+convert");
+    expect(GGUFQ_TYPE_I8, GGUFQ_OP_DEQUANTIZE_BF16, "scalar+convert");
+    expect(GGUFQ_TYPE_Q4_K, (ggufq_kernel_op)5, NULL);
     expect(GGUFQ_TYPE_Q4_K, (ggufq_kernel_op)-1, NULL);
 
     if (ggufq_use_isa(GGUFQ_ISA_AVX2) == GGUFQ_OK) {
@@ -226,6 +254,59 @@ static void test_readme_coverage_matches(void **state)
     assert_true(checked_types >= 35);
 }
 
+/* The README's "Half outputs" table, rows "| q4_0 | avx2 | avx512 | - | avx2 | avx512 | - |":
+ * the fused F16 kernel on avx2, avx512, neon, then BF16; "-": decode to F32
+ * and convert. A type with no fused kernel anywhere has no row. */
+static void test_readme_half_coverage_matches(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    char *text = tu_read_file(GGUFQ_TEST_DIR "/../src/simd/README.md", &size);
+    assert_non_null(text);
+    const char *section = strstr(text, "\n## Half outputs\n");
+    if (!section)
+        fail_msg("src/simd/README.md: no \"## Half outputs\" section");
+    int rows = 0;
+    for (int type = 0; type < GGUFQ_TYPE_COUNT; type++) {
+        const gq_type_traits *tt = gq_type_traits_of(type);
+        if (!tt || !gq_scalar_kernels(type))
+            continue;
+        const char *want[6];
+        bool any = false;
+        for (int isa = GGUFQ_ISA_AVX2; isa <= GGUFQ_ISA_NEON; isa++)
+            for (int h = 0; h < 2; h++) {
+                const gq_isa_kernels *t = table_of((ggufq_isa)isa);
+                const ggufq_kernel_op op = h ? GGUFQ_OP_DEQUANTIZE_BF16 : GGUFQ_OP_DEQUANTIZE_F16;
+                const char *cell = "-";
+                for (int i = 0; t && i < t->n_rows; i++)
+                    if ((int)t->rows[i].type == type && t->rows[i].op == op)
+                        cell = ggufq_isa_name(t->rows[i].isa);
+                want[3 * h + isa - GGUFQ_ISA_AVX2] = t ? cell : NULL;   /* NULL: not built here */
+                any = any || strcmp(cell, "-") != 0;
+            }
+        char key[32];
+        snprintf(key, sizeof key, "\n| %s |", tt->name);
+        const char *line = strstr(section, key);
+        if (!line) {
+            if (any)
+                fail_msg("src/simd/README.md: no half-output row for %s", tt->name);
+            continue;
+        }
+        char cells[6][16];
+        if (sscanf(line + strlen(key), " %15[-a-z0-9] | %15[-a-z0-9] | %15[-a-z0-9] | %15[-a-z0-9] |"
+                   " %15[-a-z0-9] | %15[-a-z0-9] |", cells[0], cells[1], cells[2], cells[3],
+                   cells[4], cells[5]) != 6)
+            fail_msg("src/simd/README.md: malformed half-output row for %s", tt->name);
+        for (int c = 0; c < 6; c++)
+            if (want[c] && strcmp(cells[c], want[c]) != 0)
+                fail_msg("src/simd/README.md: half outputs of %s, column %d, say %s, the table %s",
+                         tt->name, c + 2, cells[c], want[c]);
+        rows++;
+    }
+    free(text);
+    printf("%d half-output rows checked\n", rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_dispatch_follows_rows),
         cmocka_unit_test(test_kernel_isa_answers),
         cmocka_unit_test(test_readme_coverage_matches),
+        cmocka_unit_test(test_readme_half_coverage_matches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

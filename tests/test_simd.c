@@ -87,6 +87,66 @@ static int check_dequant(ggufq_isa isa, int type, tu_rng *rng)
     return bad;
 }
 
+/*
+ * One ISA's fused half-output dequantizer (F16 or BF16) against the scalar
+ * decoder followed by the scalar conversion; returns mismatches. Same random
+ * and special blocks, same offsets as check_dequant (dst stays 2-byte aligned,
+ * which ggufq_dequantize_to guarantees its kernels).
+ */
+static int check_half(ggufq_isa isa, int type, bool bf16, tu_rng *rng)
+{
+    const gq_type_traits *tt = gq_type_traits_of(type);
+    const gq_kernels *simd = gq_kernels_for_isa(isa, type);
+    const gq_kernels *ref = gq_scalar_kernels(type);
+    const gq_kernels *conv = gq_scalar_kernels(bf16 ? GGUFQ_TYPE_BF16 : GGUFQ_TYPE_F16);
+    const gq_dequant_half_fn fused = simd ? (bf16 ? simd->dequantize_bf16 : simd->dequantize_f16) : NULL;
+    if (!tt || !fused || !ref)
+        return 0;
+    const pk_type *scales = pk_type_of((ggufq_type)type);
+    const size_t max_bytes = MAX_BLOCKS * tt->block_bytes + 8;
+    const size_t max_w = (size_t)MAX_BLOCKS * (size_t)tt->block_size + 8;
+    uint8_t *src = malloc(max_bytes);
+    float *f = malloc(max_w * sizeof(float));
+    uint16_t *a = malloc(max_w * 2), *b = malloc(max_w * 2);
+    int bad = 0;
+    for (int iter = 0; iter < 200 && !bad; iter++) {
+        const int nblk = 1 + (int)(tu_rand_u64(rng) % MAX_BLOCKS);
+        const size_t so = tu_rand_u64(rng) % 4, dof = tu_rand_u64(rng) % 4;
+        const int64_t n = nblk * tt->block_size;
+        for (size_t i = 0; i < max_bytes; i++)
+            src[i] = (uint8_t)tu_rand_u64(rng);
+        const bool special = scales && iter % 2 == 1;
+        if (special)
+            for (int blk = 0; blk < nblk; blk++)
+                pk_force_scales(scales, tu_rand_u64(rng), src + so + (size_t)blk * tt->block_bytes);
+        memset(a, 0x5A, max_w * 2);
+        memset(b, 0xA5, max_w * 2);
+        ref->dequantize(src + so, f, n);
+        (void)conv->quantize(f, a + dof, 1, n, NULL);
+        fused(src + so, b + dof, n);
+        for (int64_t i = 0; i < n; i++) {
+            if (a[dof + i] != b[dof + i]) {
+                fprintf(stderr, "%s dequantize %s to %s: weight %lld of %lld: scalar %a -> 0x%04x, "
+                        "fused 0x%04x (iter %d%s, src+%zu, dst+%zu)\n", ggufq_isa_name(isa),
+                        tt->name, bf16 ? "bf16" : "f16", (long long)i, (long long)n, f[i],
+                        a[dof + i], b[dof + i], iter, special ? ", special scales" : "", so, dof);
+                bad++;
+                break;
+            }
+        }
+        if (!bad && ((dof && b[0] != 0xA5A5) || b[dof + n] != 0xA5A5)) {
+            fprintf(stderr, "%s dequantize %s to %s: wrote outside its output\n",
+                    ggufq_isa_name(isa), tt->name, bf16 ? "bf16" : "f16");
+            bad++;
+        }
+    }
+    free(src);
+    free(f);
+    free(a);
+    free(b);
+    return bad;
+}
+
 static void fill_row(tu_rng *rng, float *x, int64_t n, int dist)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -154,7 +214,7 @@ static void test_simd_matches_scalar(void **state)
         if (!ggufq_isa_supported((ggufq_isa)isa))
             continue;
         checked_isas++;
-        int simd_types = 0;
+        int simd_types = 0, fused = 0;
         for (int type = 0; type < GGUFQ_TYPE_COUNT; type++) {
             tu_rng rng = { 0x5EED0000u + (uint64_t)type * 977 + (uint64_t)isa };
             const gq_kernels *k = gq_kernels_for_isa((ggufq_isa)isa, type);
@@ -163,9 +223,14 @@ static void test_simd_matches_scalar(void **state)
                 simd_types++;
             bad += check_dequant((ggufq_isa)isa, type, &rng);
             bad += check_quant((ggufq_isa)isa, type, &rng);
+            bad += check_half((ggufq_isa)isa, type, false, &rng);
+            bad += check_half((ggufq_isa)isa, type, true, &rng);
+            if (k)
+                fused += (k->dequantize_f16 != NULL) + (k->dequantize_bf16 != NULL);
         }
-        printf("%s: %d types have SIMD kernels, compared against scalar\n",
-               ggufq_isa_name((ggufq_isa)isa), simd_types);
+        printf("%s: %d types have SIMD kernels, compared against scalar; "
+               "%d fused half-output kernels against scalar decode + convert\n",
+               ggufq_isa_name((ggufq_isa)isa), simd_types, fused);
     }
     if (!checked_isas)
         printf("no SIMD ISA runs on this CPU: nothing to compare\n");

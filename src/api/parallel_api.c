@@ -83,6 +83,7 @@ typedef struct deq_job {
     size_t            out_bytes;   /* bytes per output weight */
     const gq_kernels *decode;      /* the input type's kernels */
     const gq_kernels *encode;      /* F16/BF16 output: its kernels; else NULL */
+    gq_dequant_half_fn half;       /* F16/BF16 output: the fused kernel, or NULL */
     bool              copy;        /* input type == output type */
     bool              stream;      /* large F32 pieces out through stream_copy */
 #ifdef GQ_STREAM_STORES
@@ -142,6 +143,11 @@ static void deq_piece_staged(const deq_job *j, const uint8_t *src, uint8_t *dst,
         const int64_t m = cnt - off < step ? cnt - off : step;
         const uint8_t *in = src + (size_t)(off / j->block_size) * j->block_bytes;
         uint8_t *out = dst + (size_t)off * j->out_bytes;
+        if (j->half) {   /* only for an odd dst: decode into the aligned buffer */
+            j->half(in, half, m);
+            memcpy(out, half, (size_t)m * j->out_bytes);
+            continue;
+        }
         const float *f = (const float *)(const void *)in;   /* F32 input: no decoding */
         if (j->decode) {
             j->decode->dequantize(in, stage, m);
@@ -190,7 +196,9 @@ static void deq_piece(const deq_job *j, int64_t lo, int64_t cnt)
         return;
     }
 #endif
-    if (!j->encode)
+    if (j->half)
+        j->half(src, (uint16_t *)(void *)dst, cnt);
+    else if (!j->encode)
         j->decode->dequantize(src, (float *)(void *)dst, cnt);
     else if (!j->decode)   /* F32 input: encode straight from it */
         (void)j->encode->quantize((const float *)(const void *)src, dst, 1, cnt, NULL);
@@ -266,6 +274,8 @@ int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, v
             return GGUFQ_E_NOT_IMPLEMENTED;
         if (type == GGUFQ_TYPE_F32)
             j.decode = NULL;   /* decoding F32 is a copy: encode from the input */
+        else   /* a fused kernel decodes straight to halves (same bits, one pass) */
+            j.half = out_type == GGUFQ_TYPE_F16 ? j.decode->dequantize_f16 : j.decode->dequantize_bf16;
     }
     if (n_weights == 0)
         return GGUFQ_OK;

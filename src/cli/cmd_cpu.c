@@ -20,6 +20,8 @@ static const struct { ggufq_kernel_op op; const char *name; } kernel_ops[] = {
     { GGUFQ_OP_DEQUANTIZE, "dequantize" },
     { GGUFQ_OP_QUANTIZE, "quantize" },
     { GGUFQ_OP_QUANTIZE_IMATRIX, "quantize_imatrix" },
+    { GGUFQ_OP_DEQUANTIZE_F16, "dequantize_f16" },
+    { GGUFQ_OP_DEQUANTIZE_BF16, "dequantize_bf16" },
 };
 #define N_KERNEL_OPS (sizeof kernel_ops / sizeof kernel_ops[0])
 
@@ -27,7 +29,10 @@ static const struct { ggufq_kernel_op op; const char *name; } kernel_ops[] = {
 static void print_kernels_text(void)
 {
     out_printf("kernels (under %s; '-': not available):\n", ggufq_isa_name(ggufq_active_isa()));
-    out_printf("  %-8s %-10s %-10s %s\n", "type", "dequantize", "quantize", "quantize+imatrix");
+    /* to_f16/to_bf16: ggufq_dequantize_to's fused kernel, or "<isa>+convert" */
+    static const int width[N_KERNEL_OPS] = { 10, 10, 16, 14, 0 };
+    out_printf("  %-8s %-10s %-10s %-16s %-14s %s\n", "type", "dequantize", "quantize",
+               "quantize+imatrix", "to_f16", "to_bf16");
     for (int id = 0; id < GGUFQ_TYPE_COUNT; id++) {
         if (!ggufq_type_is_valid(id))
             continue;
@@ -35,7 +40,7 @@ static void print_kernels_text(void)
         out_printf("  %-8s", name);
         for (size_t k = 0; k < N_KERNEL_OPS; k++) {
             const char *isa = ggufq_kernel_isa((ggufq_type)id, kernel_ops[k].op);
-            out_printf(k + 1 < N_KERNEL_OPS ? " %-10s" : " %s", isa ? isa : "-");
+            out_printf(" %-*s", width[k], isa ? isa : "-");
         }
         out_putc('\n');
     }

@@ -21,9 +21,18 @@ typedef void (*gq_dequant_fn)(const void *src, float *dst, int64_t n);
 typedef int  (*gq_quant_fn)(const float *src, void *dst, int64_t nrows,
                             int64_t n_per_row, const float *imatrix);
 
+/* Decode straight to F16 or BF16 (the fused half-output dequantizers of
+ * src/simd): dst gets exactly what gq_dequantize_<t> followed by
+ * gq_quantize_f16 / gq_quantize_bf16 would give, bit for bit. dst is
+ * aligned to 2 bytes. The scalar kernels have none (NULL): there the two
+ * steps are the definition. */
+typedef void (*gq_dequant_half_fn)(const void *src, uint16_t *dst, int64_t n);
+
 typedef struct gq_kernels {
-    gq_dequant_fn dequantize;
-    gq_quant_fn   quantize;
+    gq_dequant_fn      dequantize;
+    gq_quant_fn        quantize;
+    gq_dequant_half_fn dequantize_f16;    /* NULL: decode to F32, then convert */
+    gq_dequant_half_fn dequantize_bf16;   /* NULL: decode to F32, then convert */
 } gq_kernels;
 
 /* The scalar kernels of a type (members NULL where none exists); NULL for invalid ids. */

@@ -126,7 +126,7 @@ static bool isa_runs_here(ggufq_isa isa)
 
 typedef struct {
     gq_kernels k;
-    ggufq_isa  isa[2];   /* whose code k.dequantize / k.quantize is */
+    ggufq_isa  isa[4];   /* whose code k.dequantize / quantize / dequantize_f16 / _bf16 is */
 } dispatch_entry;
 
 static dispatch_entry isa_tables[GGUFQ_ISA_NEON + 1][GGUFQ_TYPE_COUNT];
@@ -150,7 +150,8 @@ static void fill_isa_table(ggufq_isa isa)
     for (int type = 0; type < GGUFQ_TYPE_COUNT; type++) {
         const gq_kernels *k = gq_scalar_kernels(type);
         if (k)
-            t[type] = (dispatch_entry){ *k, { GGUFQ_ISA_SCALAR, GGUFQ_ISA_SCALAR } };
+            t[type] = (dispatch_entry){ *k, { GGUFQ_ISA_SCALAR, GGUFQ_ISA_SCALAR,
+                                              GGUFQ_ISA_SCALAR, GGUFQ_ISA_SCALAR } };
     }
     /* Only here, after isa_runs_here(isa) said the CPU can: prepare may run
      * code compiled with the ISA's flags. */
@@ -162,12 +163,25 @@ static void fill_isa_table(ggufq_isa isa)
     for (int i = 0; i < table->n_rows; i++) {
         const gq_kernel_row *row = &table->rows[i];
         dispatch_entry *e = &t[row->type];
-        if (row->op == GGUFQ_OP_DEQUANTIZE) {
+        switch (row->op) {
+        case GGUFQ_OP_DEQUANTIZE:
             e->k.dequantize = row->dequantize;
             e->isa[0] = row->isa;
-        } else {
+            break;
+        case GGUFQ_OP_QUANTIZE:
             e->k.quantize = row->quantize;
             e->isa[1] = row->isa;
+            break;
+        case GGUFQ_OP_DEQUANTIZE_F16:
+            e->k.dequantize_f16 = row->half;
+            e->isa[2] = row->isa;
+            break;
+        case GGUFQ_OP_DEQUANTIZE_BF16:
+            e->k.dequantize_bf16 = row->half;
+            e->isa[3] = row->isa;
+            break;
+        default:   /* test_kernel_table: no row has another op */
+            break;
         }
     }
 }
@@ -302,6 +316,16 @@ const char *gq_kernel_isa(int type, ggufq_kernel_op op)
     case GGUFQ_OP_QUANTIZE:
     case GGUFQ_OP_QUANTIZE_IMATRIX:  /* a quantize kernel runs its imatrix path itself */
         return k->quantize ? ggufq_isa_name(isa_tables[isa][type].isa[1]) : NULL;
+    case GGUFQ_OP_DEQUANTIZE_F16:
+    case GGUFQ_OP_DEQUANTIZE_BF16: {
+        /* a fused kernel, else the F32 decoder followed by the conversion */
+        static const char *const staged[] = { "scalar+convert", "avx2+convert",
+                                              "avx512+convert", "neon+convert" };
+        const bool f16 = op == GGUFQ_OP_DEQUANTIZE_F16;
+        if (f16 ? k->dequantize_f16 : k->dequantize_bf16)
+            return ggufq_isa_name(isa_tables[isa][type].isa[f16 ? 2 : 3]);
+        return staged[isa_tables[isa][type].isa[0]];
+    }
     default:
         return NULL;
     }

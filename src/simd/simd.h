@@ -2,7 +2,8 @@
  * simd.h — how a SIMD kernel plugs in: one row in its ISA's table.
  *
  * A kernel is an ordinary function named gq_<isa>_dequantize_<t> or
- * gq_<isa>_quantize_<t> (declared below for every type and ISA), defined in
+ * gq_<isa>_quantize_<t> (declared below for every type and ISA; the fused
+ * half-output dequantizers gq_<isa>_dequantize_<t>_f16 / _bf16), defined in
  * a family file <isa>/<family>_<isa>.c compiled with that ISA's flags. Its
  * ISA's table, src/simd/kernels_<isa>.c, lists it in one row
  * (type, operation, function); a (type, operation) without a row runs the
@@ -22,11 +23,12 @@
 #include "quants/quants.h"
 
 typedef struct gq_kernel_row {
-    ggufq_type      type;
-    ggufq_kernel_op op;          /* GGUFQ_OP_DEQUANTIZE or GGUFQ_OP_QUANTIZE */
-    ggufq_isa       isa;         /* whose code the function is */
-    gq_dequant_fn   dequantize;  /* the function of a GGUFQ_OP_DEQUANTIZE row */
-    gq_quant_fn     quantize;    /* the function of a GGUFQ_OP_QUANTIZE row */
+    ggufq_type         type;
+    ggufq_kernel_op    op;          /* GGUFQ_OP_DEQUANTIZE, _QUANTIZE, _DEQUANTIZE_F16 or _BF16 */
+    ggufq_isa          isa;         /* whose code the function is */
+    gq_dequant_fn      dequantize;  /* the function of a GGUFQ_OP_DEQUANTIZE row */
+    gq_quant_fn        quantize;    /* the function of a GGUFQ_OP_QUANTIZE row */
+    gq_dequant_half_fn half;        /* the function of a GGUFQ_OP_DEQUANTIZE_F16/_BF16 row */
 } gq_kernel_row;
 
 typedef struct gq_isa_kernels {
@@ -45,13 +47,20 @@ extern const gq_isa_kernels gq_avx2_kernels, gq_avx512_kernels, gq_neon_kernels;
 #define GQ_ISA_ID_avx512 GGUFQ_ISA_AVX512
 #define GQ_ISA_ID_neon   GGUFQ_ISA_NEON
 #define GQ_DEQUANTIZE(T, t, isa) \
-    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE, GQ_ISA_ID_##isa, gq_##isa##_dequantize_##t, 0 }
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE, GQ_ISA_ID_##isa, gq_##isa##_dequantize_##t, 0, 0 }
 #define GQ_QUANTIZE(T, t, isa) \
-    { GGUFQ_TYPE_##T, GGUFQ_OP_QUANTIZE, GQ_ISA_ID_##isa, 0, gq_##isa##_quantize_##t }
+    { GGUFQ_TYPE_##T, GGUFQ_OP_QUANTIZE, GQ_ISA_ID_##isa, 0, gq_##isa##_quantize_##t, 0 }
+/* Fused half-output dequantizers: gq_<isa>_dequantize_<t>_f16 / _bf16. */
+#define GQ_DEQUANTIZE_F16(T, t, isa) \
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE_F16, GQ_ISA_ID_##isa, 0, 0, gq_##isa##_dequantize_##t##_f16 }
+#define GQ_DEQUANTIZE_BF16(T, t, isa) \
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE_BF16, GQ_ISA_ID_##isa, 0, 0, gq_##isa##_dequantize_##t##_bf16 }
 
 /* Every kernel name of one ISA (most are defined only for some types). */
 #define GQ_DECLARE_KERNELS(isa, t)                                                          \
     void gq_##isa##_dequantize_##t(const void *src, float *dst, int64_t n);                 \
+    void gq_##isa##_dequantize_##t##_f16(const void *src, uint16_t *dst, int64_t n);        \
+    void gq_##isa##_dequantize_##t##_bf16(const void *src, uint16_t *dst, int64_t n);       \
     int  gq_##isa##_quantize_##t(const float *src, void *dst, int64_t nrows,                \
                                  int64_t n_per_row, const float *imatrix);
 #define GQ_DECLARE_ISA(isa)                                                                 \

@@ -25,6 +25,7 @@
 
 #include "quants/fp16.h"
 #include "simd/simd.h"
+#include "simd/avx2/half_avx2.h"
 #include "simd/stream.h"
 
 /*
@@ -142,19 +143,6 @@ void gq_avx2_dequantize_i32(const void *src, float *dst, int64_t n)
 /* Quantizers (F32 -> F16 / BF16)                                             */
 /* ------------------------------------------------------------------------- */
 
-/*
- * vcvtps2ph (round to nearest even) equals gq_fp32_to_fp16 on every non-NaN
- * input; on NaN it gives a quiet NaN keeping the sign and the payload's top
- * 9 bits: 0x7E00..0x7FFF or 0xFE00..0xFFFF, and nothing else in those ranges.
- * The unsigned min folds the negative NaNs to 0xFE00, the signed min the
- * positive ones to 0x7E00 (negatives are below 0x7E00 as int16): ggml's NaN.
- */
-static inline __m128i f32x8_to_f16(__m256 x)
-{
-    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
-    return _mm_min_epi16(_mm_min_epu16(h, _mm_set1_epi16((short)0xFE00)), _mm_set1_epi16(0x7E00));
-}
-
 int gq_avx2_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix)
 {
@@ -163,11 +151,11 @@ int gq_avx2_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_p
     const int64_t n = nrows * n_per_row;
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        _mm_storeu_si128((__m128i *)(d + 2 * i), f32x8_to_f16(_mm256_loadu_ps(src + i)));
-        _mm_storeu_si128((__m128i *)(d + 2 * i + 16), f32x8_to_f16(_mm256_loadu_ps(src + i + 8)));
+        _mm_storeu_si128((__m128i *)(d + 2 * i), gq_avx2_f32x8_to_f16(_mm256_loadu_ps(src + i)));
+        _mm_storeu_si128((__m128i *)(d + 2 * i + 16), gq_avx2_f32x8_to_f16(_mm256_loadu_ps(src + i + 8)));
     }
     for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(d + 2 * i), f32x8_to_f16(_mm256_loadu_ps(src + i)));
+        _mm_storeu_si128((__m128i *)(d + 2 * i), gq_avx2_f32x8_to_f16(_mm256_loadu_ps(src + i)));
     for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
         float x;
         memcpy(&x, src + i, sizeof x);
@@ -175,22 +163,6 @@ int gq_avx2_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_p
         memcpy(d + 2 * i, &h, sizeof h);
     }
     return GGUFQ_OK;
-}
-
-/*
- * gq_fp32_to_bf16 on 8 lanes, result in the low 16 bits of each 32-bit lane:
- * (x + 0x7FFF + lsb) >> 16 rounds to nearest even (Inf stays Inf, overflow
- * carries into Inf); NaN lanes take (x >> 16) | 64 instead.
- */
-static inline __m256i f32x8_to_bf16_lanes(__m256i x)
-{
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7FFF)), lsb), 16);
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7FFFFFFF)),
-                                           _mm256_set1_epi32(0x7F800000));
-    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(64));
-    return _mm256_blendv_epi8(rounded, quiet, nan);
 }
 
 int gq_avx2_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -201,12 +173,8 @@ int gq_avx2_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_
     const int64_t n = nrows * n_per_row;
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const __m256i a = f32x8_to_bf16_lanes(_mm256_loadu_si256((const __m256i *)(src + i)));
-        const __m256i b = f32x8_to_bf16_lanes(_mm256_loadu_si256((const __m256i *)(src + i + 8)));
-        /* lanes hold 0..0xFFFF, so the unsigned-saturating pack is exact;
-         * it interleaves 128-bit halves (a0 b0 a1 b1), the permute restores order */
-        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
-        _mm256_storeu_si256((__m256i *)(d + 2 * i), packed);
+        _mm256_storeu_si256((__m256i *)(d + 2 * i),
+                            gq_avx2_f32x16_to_bf16(_mm256_loadu_ps(src + i), _mm256_loadu_ps(src + i + 8)));
     }
     for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
         float x;

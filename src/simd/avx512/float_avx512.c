@@ -31,6 +31,7 @@
 #include "simd/simd.h"
 #include "simd/stream.h"
 #include "simd/avx512/float_avx512.h"
+#include "simd/avx512/half_avx512.h"
 
 /* Mask of the first r (<= 16) lanes. */
 static inline __mmask16 first_lanes16(int64_t r)
@@ -157,20 +158,6 @@ void gq_avx512_dequantize_f16(const void *src, float *dst, int64_t n)
 /* Quantizers (F32 -> F16 / BF16)                                             */
 /* ------------------------------------------------------------------------- */
 
-/*
- * vcvtps2ph (round to nearest even) equals gq_fp32_to_fp16 on every non-NaN
- * input; on NaN it gives a quiet NaN keeping the sign and the payload's top
- * 9 bits: 0x7E00..0x7FFF or 0xFE00..0xFFFF, and nothing else in those ranges.
- * The unsigned min folds the negative NaNs to 0xFE00, the signed min the
- * positive ones to 0x7E00 (negatives are below 0x7E00 as int16): ggml's NaN.
- */
-static inline __m256i f32x16_to_f16(__m512 x)
-{
-    const __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm256_min_epi16(_mm256_min_epu16(h, _mm256_set1_epi16((short)0xFE00)),
-                            _mm256_set1_epi16(0x7E00));
-}
-
 int gq_avx512_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                         const float *imatrix)
 {
@@ -179,30 +166,14 @@ int gq_avx512_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n
     const int64_t n = nrows * n_per_row;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        _mm256_storeu_si256((__m256i *)(d + i), f32x16_to_f16(_mm512_loadu_ps(src + i)));
-        _mm256_storeu_si256((__m256i *)(d + i + 16), f32x16_to_f16(_mm512_loadu_ps(src + i + 16)));
+        _mm256_storeu_si256((__m256i *)(d + i), gq_avx512_f32x16_to_f16(_mm512_loadu_ps(src + i)));
+        _mm256_storeu_si256((__m256i *)(d + i + 16), gq_avx512_f32x16_to_f16(_mm512_loadu_ps(src + i + 16)));
     }
     for (; i < n; i += 16) {
         const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
-        _mm256_mask_storeu_epi16(d + i, k, f32x16_to_f16(_mm512_maskz_loadu_ps(k, src + i)));
+        _mm256_mask_storeu_epi16(d + i, k, gq_avx512_f32x16_to_f16(_mm512_maskz_loadu_ps(k, src + i)));
     }
     return GGUFQ_OK;
-}
-
-/*
- * gq_fp32_to_bf16 on 16 lanes: (x + 0x7FFF + lsb) >> 16 rounds to nearest
- * even (Inf stays Inf, overflow carries into Inf); NaN lanes take
- * (x >> 16) | 64 instead. vpmovdw keeps the low 16 bits of each lane.
- */
-static inline __m256i f32x16_to_bf16(__m512i x)
-{
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_srli_epi32(
-        _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb), 16);
-    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF)),
-                                                  _mm512_set1_epi32(0x7F800000));
-    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(64));
-    return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
 }
 
 int gq_avx512_quantize_bf16_int(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
@@ -213,12 +184,12 @@ int gq_avx512_quantize_bf16_int(const float *src, void *dst, int64_t nrows, int6
     const int64_t n = nrows * n_per_row;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        _mm256_storeu_si256((__m256i *)(d + i), f32x16_to_bf16(_mm512_loadu_si512(src + i)));
-        _mm256_storeu_si256((__m256i *)(d + i + 16), f32x16_to_bf16(_mm512_loadu_si512(src + i + 16)));
+        _mm256_storeu_si256((__m256i *)(d + i), gq_avx512_f32x16_to_bf16(_mm512_loadu_ps(src + i)));
+        _mm256_storeu_si256((__m256i *)(d + i + 16), gq_avx512_f32x16_to_bf16(_mm512_loadu_ps(src + i + 16)));
     }
     for (; i < n; i += 16) {
         const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
-        _mm256_mask_storeu_epi16(d + i, k, f32x16_to_bf16(_mm512_maskz_loadu_epi32(k, src + i)));
+        _mm256_mask_storeu_epi16(d + i, k, gq_avx512_f32x16_to_bf16(_mm512_maskz_loadu_ps(k, src + i)));
     }
     return GGUFQ_OK;
 }
