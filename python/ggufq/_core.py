@@ -176,14 +176,13 @@ def _empty_aligned(shape, dtype):
     """np.empty(shape, dtype) with its data on a 64-byte boundary. numpy's
     allocator (malloc) gives 16: every 64-byte store of the kernels then
     straddles two cache lines, which cost up to 25 % in `ggufq bench`. The
-    array is a view of a slightly larger uint8 buffer (its .base), otherwise
+    array is a view of a uint8 buffer 63 bytes larger (its .base), otherwise
     an ordinary writable C-contiguous array."""
     nbytes = dtype.itemsize
     for d in shape:
         nbytes *= d
     buf = np.empty(nbytes + _ALIGN - 1, dtype=np.uint8)
-    start = -buf.__array_interface__["data"][0] % _ALIGN
-    return np.ndarray(shape, dtype, buffer=buf, offset=start)
+    return np.ndarray(shape, dtype, buffer=buf, offset=-_ggufq.line_offset(buf) % _ALIGN)
 
 
 def _check_out(out, shape, dtype, what):
