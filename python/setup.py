@@ -46,8 +46,9 @@ def library_groups():
     ]
     machine = platform.machine().lower()
     if machine in ("x86_64", "amd64"):
-        # the kernel tables hold addresses only: baseline flags, like dispatch.c
-        groups.append(([src / "simd" / "kernels_avx2.c", src / "simd" / "kernels_avx512.c"], KERNEL_FLAGS))
+        # the kernel tables hold addresses only, and SSE2 is baseline: baseline flags, like dispatch.c
+        groups.append(([src / "simd" / "kernels_avx2.c", src / "simd" / "kernels_avx512.c",
+                        src / "simd" / "stream_sse2.c"], KERNEL_FLAGS))
         groups.append((sorted(src.glob("simd/avx2/*.c")), KERNEL_FLAGS + AVX2_FLAGS))
         groups.append((sorted(src.glob("simd/avx512/*.c")), KERNEL_FLAGS + AVX512_FLAGS))
     elif machine in ("aarch64", "arm64"):

@@ -283,7 +283,7 @@ static void check_bf16_kernels(const uint32_t *in, size_t n, uint16_t *want, uin
     snprintf(what, sizeof what, "gq_avx512_quantize_bf16_int from %08x", (unsigned)in[0]);
     tu_expect_same_bytes(got, want, n * 2, what);
 #ifdef GQ_HAVE_AVX512BF16_INTRINSICS
-    if (gq_avx512_has_bf16()) {
+    if (gq_cpu()->avx512bf16) {
         memset(got, 0, n * 2);
         assert_int_equal(gq_avx512_quantize_bf16_ne(x, got, 1, (int64_t)n, NULL), GGUFQ_OK);
         snprintf(what, sizeof what, "gq_avx512_quantize_bf16_ne from %08x", (unsigned)in[0]);
@@ -312,7 +312,7 @@ static void test_bf16_kernels(void **state)
             }
 #ifdef GQ_HAVE_AVX512BF16_INTRINSICS
     /* odd lengths: the masked tail, nothing stored past it */
-    if (gq_avx512_has_bf16()) {
+    if (gq_cpu()->avx512bf16) {
         const size_t n = bf16_cases(in, 0, 0, 0x7FFFC0);   /* subnormals, then the loop's end */
         assert_int_equal(gq_scalar_kernels(GGUFQ_TYPE_BF16)->quantize((const float *)(const void *)in, want, 1,
                                                                        (int64_t)n, NULL), GGUFQ_OK);

@@ -1,13 +1,17 @@
 /*
  * test_kernel_table.c — the per-ISA kernel tables (src/simd/kernels_<isa>.c)
  * and the coverage query built on them, ggufq_kernel_isa.
- *  - Every row is well formed: one row per (type, operation), the function
- *    member of its operation set and the other NULL, a type that has a
- *    scalar kernel for that operation, and the ISA of the table (AVX-512
- *    rows may name AVX2 kernels, nothing else).
+ *  - Every row is well formed: one plain row per (type, operation), the
+ *    function member of its operation set and the other NULL, a type that
+ *    has a scalar kernel for that operation, and the ISA of the table
+ *    (AVX-512 rows may name AVX2 kernels, nothing else). A row needing an
+ *    extra CPU feature names a known one that fits its table, follows the
+ *    plain row of its (type, operation) and is the only one with that feature.
  *  - Dispatch runs exactly what the rows say: under each ISA this CPU runs,
  *    gq_kernels_for gives each row's function and ggufq_kernel_isa its ISA;
- *    a (type, operation) without a row runs the scalar kernel.
+ *    a (type, operation) without a row runs the scalar kernel; a row whose
+ *    feature the CPU lacks is not applied (gq_row_applies, on the real CPU
+ *    and on one with AVX512_BF16 removed).
  *  - ggufq_kernel_isa's answers for known rows, per ISA, and its NULLs.
  *  - The coverage table of src/simd/README.md says what the tables say (the
  *    columns of the ISAs this architecture builds).
@@ -21,6 +25,9 @@
 #include "gguf/types.h"
 #include "simd/dispatch.h"
 #include "simd/simd.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include "simd/avx512/float_avx512.h"
+#endif
 
 static const gq_isa_kernels *table_of(ggufq_isa isa)
 {
@@ -47,14 +54,29 @@ static void test_rows_are_well_formed(void **state)
         assert_int_equal(t->isa, isa);
         assert_true(t->n_rows > 0);
         bool seen[GGUFQ_TYPE_COUNT][GGUFQ_OP_DEQUANTIZE_BF16 + 1];
+        bool seen_feature[GGUFQ_TYPE_COUNT][GGUFQ_OP_DEQUANTIZE_BF16 + 1][GQ_FEATURE_COUNT];
         memset(seen, 0, sizeof seen);
+        memset(seen_feature, 0, sizeof seen_feature);
         for (int i = 0; i < t->n_rows; i++) {
             const gq_kernel_row *r = &t->rows[i];
             assert_true((int)r->type >= 0 && r->type < GGUFQ_TYPE_COUNT);
             assert_true(r->op == GGUFQ_OP_DEQUANTIZE || r->op == GGUFQ_OP_QUANTIZE ||
                         r->op == GGUFQ_OP_DEQUANTIZE_F16 || r->op == GGUFQ_OP_DEQUANTIZE_BF16);
-            assert_false(seen[r->type][r->op]);
-            seen[r->type][r->op] = true;
+            assert_true((int)r->needs >= GQ_FEATURE_NONE && r->needs < GQ_FEATURE_COUNT);
+            if (r->needs == GQ_FEATURE_NONE) {
+                assert_false(seen[r->type][r->op]);
+                seen[r->type][r->op] = true;
+            } else {
+                /* after the plain row (a later row overrides), once per feature,
+                 * a feature of the table's ISA */
+                if (!seen[r->type][r->op])
+                    fail_msg("row %d needs a feature but follows no plain row", i);
+                assert_false(seen_feature[r->type][r->op][r->needs]);
+                seen_feature[r->type][r->op][r->needs] = true;
+                assert_int_equal(r->needs, GQ_FEATURE_AVX512_BF16);   /* the one known today */
+                assert_int_equal(isa, GGUFQ_ISA_AVX512);
+                assert_int_equal(r->isa, GGUFQ_ISA_AVX512);
+            }
             const gq_kernels *scalar = gq_scalar_kernels(r->type);
             assert_non_null(scalar);
             if (r->op == GGUFQ_OP_DEQUANTIZE) {
@@ -104,7 +126,7 @@ static void test_dispatch_follows_rows(void **state)
             ggufq_isa half_isa[2] = { GGUFQ_ISA_SCALAR, GGUFQ_ISA_SCALAR };
             for (int i = 0; t && i < t->n_rows; i++) {
                 const gq_kernel_row *r = &t->rows[i];
-                if ((int)r->type != type)
+                if ((int)r->type != type || !gq_row_applies(r, gq_cpu()))
                     continue;
                 if (r->op == GGUFQ_OP_DEQUANTIZE) {
                     deq = r->dequantize;
@@ -147,6 +169,43 @@ static void test_dispatch_follows_rows(void **state)
         }
     }
     assert_int_equal(ggufq_use_isa(was), GGUFQ_OK);
+}
+
+/* The feature rule itself: a row needing AVX512_BF16 applies on a CPU with
+ * it and not on the same CPU without it; plain rows apply on both. Under
+ * AVX-512, BF16's quantizer is the vcvtneps2bf16 kernel exactly when this
+ * CPU has AVX512_BF16, else the integer-rounding one. */
+static void test_feature_rows_need_their_feature(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) || defined(__i386__)
+    gq_cpu_features with = *gq_cpu(), without = *gq_cpu();
+    with.avx512bf16 = true;
+    without.avx512bf16 = false;
+    int featured = 0;
+    for (int i = 0; i < gq_avx512_kernels.n_rows; i++) {
+        const gq_kernel_row *r = &gq_avx512_kernels.rows[i];
+        assert_true(gq_row_applies(r, &with));
+        assert_int_equal(gq_row_applies(r, &without), r->needs == GQ_FEATURE_NONE);
+        featured += r->needs != GQ_FEATURE_NONE;
+    }
+    const gq_kernel_row unknown = { .type = GGUFQ_TYPE_BF16, .op = GGUFQ_OP_QUANTIZE,
+                                    .needs = GQ_FEATURE_COUNT };
+    assert_false(gq_row_applies(&unknown, &with));
+#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
+    assert_int_equal(featured, 1);
+    if (ggufq_isa_supported(GGUFQ_ISA_AVX512)) {
+        const gq_kernels *k = gq_kernels_for_isa(GGUFQ_ISA_AVX512, GGUFQ_TYPE_BF16);
+        assert_non_null(k);
+        assert_ptr_equal(k->quantize, gq_cpu()->avx512bf16 ? gq_avx512_quantize_bf16_ne
+                                                            : gq_avx512_quantize_bf16_int);
+    }
+#else
+    assert_int_equal(featured, 0);
+#endif
+#else
+    skip();
+#endif
 }
 
 static void expect(ggufq_type type, ggufq_kernel_op op, const char *isa)
@@ -312,6 +371,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_are_well_formed),
         cmocka_unit_test(test_dispatch_follows_rows),
+        cmocka_unit_test(test_feature_rows_need_their_feature),
         cmocka_unit_test(test_kernel_isa_answers),
         cmocka_unit_test(test_readme_coverage_matches),
         cmocka_unit_test(test_readme_half_coverage_matches),

@@ -4,7 +4,7 @@ import os
 import numpy as np
 
 from . import _ggufq
-from ._core import STATUS, TYPES, VALUE_TYPE_NAMES, Error, dequantize
+from ._core import STATUS, TYPES, VALUE_TYPE_NAMES, Error, _empty_aligned, dequantize
 
 
 class Tensor:
@@ -41,10 +41,13 @@ class Tensor:
     def numpy(self, dtype=np.float32, threads=None):
         """The weights decoded (bit for bit as ggml) into a new array of
         float32, float16 or bfloat16 (see ggufq.dequantize), numpy shape =
-        reversed ggml shape. Integer and F64 tensors come as their own dtype."""
+        reversed ggml shape. Integer and F64 tensors come as their own dtype.
+        The array starts on a 64-byte boundary."""
         native = {24: np.int8, 25: np.int16, 26: np.int32, 27: np.int64, 28: np.float64}.get(self.type_id)
         if native is not None:
-            arr = np.array(self.data.reshape(-1).view(native))
+            src = self.data.reshape(-1).view(native)
+            arr = _empty_aligned(src.shape, src.dtype)
+            arr[...] = src
         else:
             arr = dequantize(self.data.reshape(-1), self.type_id, dtype=dtype, threads=threads)
         shape = tuple(reversed(self.shape))

@@ -24,11 +24,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#define GQ_STREAM_STORES 1
-#endif
-
 #include <pthread.h>
 
 #include "ggufq.h"
@@ -36,6 +31,11 @@
 #include "gguf/types.h"
 #include "simd/dispatch.h"
 #include "simd/stream.h"
+
+#ifdef GQ_HAVE_SSE2_STREAM_COPY   /* x86-64: simd/stream.h's copies */
+#include <emmintrin.h>            /* _mm_sfence */
+#define GQ_STREAM_STORES 1
+#endif
 
 /* Dequantization: weights per task (64 Ki: 256 KiB of F32, L2-sized), and
  * the smallest job worth a parallel region. */
@@ -98,34 +98,6 @@ typedef enum out_mode {
     OUT_STREAM,   /* through a buffer, then non-temporal stores (large F32 outputs) */
     OUT_MEMCPY    /* through a buffer, then memcpy (dst not aligned to its element) */
 } out_mode;
-
-#ifdef GQ_STREAM_STORES
-/* Copy n bytes from an in-cache buffer to dst, the 16-byte aligned middle
- * with non-temporal stores. Bit-for-bit a copy. Baseline x86-64 (SSE2);
- * AVX2 and AVX-512 have wider ones (simd/stream.h). */
-static void stream_bytes(void *dst_, const void *src_, size_t n)
-{
-    uint8_t *dst = dst_;
-    const uint8_t *src = src_;
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (head > n)
-        head = n;
-    memcpy(dst, src, head);
-    size_t i = head;
-    for (; i + 64 <= n; i += 64) {   /* a whole line per iteration when dst is line aligned */
-        _mm_stream_si128((__m128i *)(void *)(dst + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 16),
-                         _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16)));
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 32),
-                         _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32)));
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 48),
-                         _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48)));
-    }
-    for (; i + 16 <= n; i += 16)
-        _mm_stream_si128((__m128i *)(void *)(dst + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-    memcpy(dst + i, src + i, n - i);
-}
-#endif
 
 /*
  * A piece decoded a stage at a time into an L1 buffer (F32), then encoded
@@ -290,7 +262,7 @@ int ggufq_dequantize_to(ggufq_type type, const void *src, ggufq_type out_type, v
 #ifdef GQ_STREAM_STORES
     const ggufq_isa isa = ggufq_active_isa();
     j.stream_copy = isa == GGUFQ_ISA_AVX512 ? gq_avx512_stream_copy
-                  : isa == GGUFQ_ISA_AVX2   ? gq_avx2_stream_copy : stream_bytes;
+                  : isa == GGUFQ_ISA_AVX2   ? gq_avx2_stream_copy : gq_sse2_stream_copy;
 #endif
     deq_run(&j, nthreads);
     return GGUFQ_OK;

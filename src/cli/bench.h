@@ -49,6 +49,7 @@ typedef struct bench_opts {
     int         n_isas;
     double      seconds;
     bool        quantize;
+    bool        imatrix;            /* --imatrix: quantize with bench_synthetic_imatrix's (implies quantize) */
     bool        json;
     bool        no_peer;
     bool        no_memset;

@@ -83,6 +83,7 @@ typedef struct type_result {
     double     quant[N_ISAS];
     double     ggml[N_OPS];           /* ggml's kernels: f32 output */
     double     bound[N_OUTS];         /* the synthetic kernel of the type's shape (bench_bound.c) */
+    bool       no_imatrix_path;       /* --imatrix: its quantizer ignores one, so not timed */
 } type_result;
 
 /* Ours, per operation: dequantization means f32 output (what ggml's kernels give). */
@@ -122,6 +123,41 @@ static void bench_bound_refresh(const bench_opts *o, ggufq_type type, type_resul
     }
 }
 
+/* ------------------------------------------------------------------------- */
+/* --imatrix                                                                 */
+/* ------------------------------------------------------------------------- */
+
+#define IMATRIX_FORMULA "1 + (i * 2654435761 mod 1000) / 250"
+
+/* The importance of column i, IMATRIX_FORMULA: Knuth's multiplicative hash
+ * spreads [1, 5) over the columns, the same every run (no RNG, no file). */
+static float synthetic_imatrix[BENCH_ROW];
+
+static void fill_synthetic_imatrix(void)
+{
+    for (int64_t i = 0; i < BENCH_ROW; i++)
+        synthetic_imatrix[i] = 1.0f + (float)((uint64_t)i * 2654435761u % 1000u) / 250.0f;
+}
+
+/* Whether the type's quantizer takes an imatrix into account: it needs one,
+ * or its blocks with one differ from those without (ggml's and ours are the
+ * same bytes, so one answer holds for both). */
+static bool quantizer_uses_imatrix(const type_case *c)
+{
+    if (ggufq_type_needs_imatrix(c->type))
+        return true;
+    const int64_t nrows = BENCH_WEIGHTS / BENCH_ROW;
+    const size_t bytes = c->row_bytes * (size_t)nrows;
+    unsigned char *with = malloc(bytes), *without = malloc(bytes);
+    bool uses = with && without &&
+                ggufq_quantize(c->type, c->weights, with, nrows, BENCH_ROW, synthetic_imatrix) == GGUFQ_OK &&
+                ggufq_quantize(c->type, c->weights, without, nrows, BENCH_ROW, NULL) == GGUFQ_OK &&
+                memcmp(with, without, bytes) != 0;
+    free(with);
+    free(without);
+    return uses;
+}
+
 /* Measure everything for one type into r; false if ggufq cannot run this type. */
 static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type_result *r)
 {
@@ -153,8 +189,13 @@ static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type
     if (c.peer.dequant)
         r->ggml[OP_DEQUANT] = bench_time_best(call_peer_dequant, &c, o->seconds);
     bench_bound_refresh(o, type, r);
-    if (o->quantize) {
-        bench_progress(o, "quantize", (int)type);
+    float *own_imatrix = c.imatrix;
+    if (o->imatrix) {
+        r->no_imatrix_path = !quantizer_uses_imatrix(&c);
+        c.imatrix = synthetic_imatrix;   /* both sides take it (ggml's last argument) */
+    }
+    if (o->quantize && !r->no_imatrix_path) {
+        bench_progress(o, o->imatrix ? "quantize with an imatrix" : "quantize", (int)type);
         for (int i = 0; i < o->n_isas; i++) {
             ggufq_use_isa(o->isas[i]);
             r->quant[i] = bench_time_best(call_ours_quantize, &c, o->seconds);
@@ -165,6 +206,7 @@ static bool bench_type(const bench_opts *o, const peer *p, ggufq_type type, type
             r->ggml[OP_QUANT] = bench_time_best(call_peer_quantize, &c, o->seconds);
         }
     }
+    c.imatrix = own_imatrix;
     bench_case_free(&c);
     return true;
 }
@@ -299,11 +341,14 @@ static void print_isa_names(const bench_opts *o)
         out_printf("%*s", W_RATIO, ggufq_isa_name(o->isas[i]));
 }
 
-static void print_legend(int op, bench_out out, bool with_peer, bool pct, bool bound)
+static void print_legend(int op, bench_out out, bool with_peer, bool pct, bool bound, bool imatrix)
 {
     if (op == OP_DEQUANT && out != OUT_F32)
         out_printf("\ndequantize to %s: Mw/s = million weights per second, GB/s = of %s output",
                    bench_out_name(out), bench_out_name(out));
+    else if (op == OP_QUANT && imatrix)
+        out_puts("\nquantize with an imatrix (synthetic: column i weighs " IMATRIX_FORMULA "),\n"
+                 "ours and ggml's: Mw/s = million weights per second, GB/s = of f32 input");
     else
         out_printf("\n%s: Mw/s = million weights per second, GB/s = of f32 %s", op_names[op],
                    op == OP_DEQUANT ? "output" : "input");
@@ -330,7 +375,7 @@ static void print_table(const bench_opts *o, const type_result *res, int n, int 
     for (int j = 0; deq && j < n; j++)
         bound = bound || res[j].bound[out] > 0;
     const bool vs_f32 = deq && out != OUT_F32;
-    print_legend(op, out, with_peer, pct, bound);
+    print_legend(op, out, with_peer, pct, bound, o->imatrix);
     /* Heading: implementation names over their two columns, then the ratio columns. */
     out_printf("%-*s", W_TYPE, "");
     for (int i = 0; i < o->n_isas; i++)
@@ -363,6 +408,8 @@ static void print_table(const bench_opts *o, const type_result *res, int n, int 
     out_putc('\n');
     for (int j = 0; j < n; j++) {
         const type_result *r = &res[j];
+        if (!deq && r->no_imatrix_path)
+            continue;   /* listed under the table */
         out_printf("%-*s", W_TYPE, ggufq_type_name(r->type));
         for (int i = 0; i < o->n_isas; i++)
             print_cell(deq ? r->deq[out][i] : r->quant[i], deq ? out : OUT_F32);
@@ -426,11 +473,22 @@ static void print_text(const bench_opts *o, const peer *p, const type_result *re
         print_table(o, res, n, OP_DEQUANT, o->outs[k], p->lib != NULL, m->cache_t[cache_index(o->outs[k])]);
     if (o->quantize)
         print_table(o, res, n, OP_QUANT, OUT_F32, p->lib != NULL, 0);
+    bool listed = false;
+    for (int j = 0; j < n; j++) {
+        if (!res[j].no_imatrix_path)
+            continue;
+        out_printf("%s%s", listed ? ", " : "not timed with an imatrix (their quantizers ignore it): ",
+                   ggufq_type_name(res[j].type));
+        listed = true;
+    }
+    if (listed)
+        out_putc('\n');
     if (p->lib) {
         for (int op = 0; op < N_OPS; op++) {
             if (op == OP_QUANT && !o->quantize)
                 continue;
-            out_printf("\ngeometric mean of ours/ggml, %s:", op_names[op]);
+            out_printf("\ngeometric mean of ours/ggml, %s%s:", op_names[op],
+                       op == OP_QUANT && o->imatrix ? " with an imatrix" : "");
             bool any = false;
             for (int i = 0; i < o->n_isas; i++) {
                 int count;
@@ -527,7 +585,17 @@ static void print_json(const bench_opts *o, const peer *p, const type_result *re
     out_puts(",\"outs\":[");
     for (int k = 0; k < o->n_outs; k++)
         out_printf("%s\"%s\"", k ? "," : "", bench_out_name(o->outs[k]));
-    out_puts("],\"memset\":[");
+    out_puts("]");
+    if (o->quantize)
+        out_printf(",\"quantize_imatrix\":%s", o->imatrix ? "true" : "false");
+    if (o->imatrix) {
+        out_puts(",\"quantize_no_imatrix_path\":[");
+        for (int j = 0, k = 0; j < n; j++)
+            if (res[j].no_imatrix_path)
+                out_printf("%s\"%s\"", k++ ? "," : "", ggufq_type_name(res[j].type));
+        out_putc(']');
+    }
+    out_puts(",\"memset\":[");
     bool first = true;
     for (int k = 0; k < 2 && gbs[k] > 0; k++) {
         out_printf("%s{\"threads\":%d,\"bytes\":%zu,\"gb_per_s\":", k ? "," : "", threads[k], MEMSET_BYTES);
@@ -592,6 +660,8 @@ int bench_kernels(const bench_opts *o)
     peer p;
     if (!bench_peer_open(&p, o))
         return CLI_EXIT_FAIL;
+    if (o->imatrix)
+        fill_synthetic_imatrix();
     const ggufq_isa selected = ggufq_active_isa();
     type_result *res = calloc((size_t)o->n_types, sizeof *res);
     if (!res) {

@@ -129,6 +129,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         }
         if (strcmp(a, "--json") == 0) { o->json = true; continue; }
         if (strcmp(a, "--quantize") == 0) { o->quantize = true; continue; }
+        if (strcmp(a, "--imatrix") == 0) { o->quantize = o->imatrix = true; continue; }
         if (strcmp(a, "--no-peer") == 0) { o->no_peer = true; continue; }
         if (strcmp(a, "--no-memset") == 0) { o->no_memset = true; continue; }
         if (strcmp(a, "--mt") == 0) { o->mt = true; continue; }
@@ -177,6 +178,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     }
     if (o->fresh && !o->mt)
         return cli_usage_error("bench", "--fresh goes with --mt");
+    if (o->imatrix && o->mt)
+        return cli_usage_error("bench", "--imatrix does not go with --mt");
     default_lists(o);
     return CLI_EXIT_OK;
 }
@@ -203,7 +206,8 @@ const cli_command cmd_bench_command = {
     .name = "bench",
     .summary = "Measure the kernels' speed (and ggml's, side by side)",
     .usage = "usage: ggufq bench [--type T[,T...]] [--isa I[,I...]] [--out O[,O...]] [--seconds S]\n"
-             "                   [--quantize] [--peer DIR | --no-peer] [--no-memset] [--json]\n"
+             "                   [--quantize [--imatrix]] [--peer DIR | --no-peer] [--no-memset]\n"
+             "                   [--json]\n"
              "       ggufq bench --mt [--fresh] [--type T[,T...]] [--out O[,O...]] [--seconds S]\n"
              "                   [--no-memset] [--json]\n"
              "       ggufq bench --requant [--model IN.gguf] [--target T[,T...]] [--threads N]\n"
@@ -240,6 +244,12 @@ const cli_command cmd_bench_command = {
       "  --seconds S    Time spent on each measurement, split over its rounds\n"
       "                 (default 0.1: about 20 s for every type and ISA)\n"
       "  --quantize     Time quantization too (IQ types take a while)\n"
+      "  --imatrix      Time quantization with an importance matrix instead (implies\n"
+      "                 --quantize), ours and ggml's, for the types whose quantizer\n"
+      "                 uses one (their output differs from the one without); the\n"
+      "                 others are listed as not timed. The matrix is synthetic and\n"
+      "                 the same every run: column i weighs\n"
+      "                 1 + (i * 2654435761 mod 1000) / 250, in [1, 5)\n"
       "  --peer DIR     Directory of ggml's libggml-base.so (default:\n"
       "                 $GGUFQ_PEER_DIR, else peer/package/bins/linux-x64 next\n"
       "                 to the ggufq program, where 'make test' puts it)\n"
@@ -254,6 +264,8 @@ const cli_command cmd_bench_command = {
       "                  \"ggml\"), \"out\", \"mweights_per_s\", \"gb_per_s\", \"vs_ggml\",\n"
       "                  \"percent_of_memset\", \"percent_of_bound\", \"vs_f32\"}, ...],\n"
       "                  \"geomean_vs_ggml\": {\"dequantize\": {isa: ratio}, ...},\n"
+      "                  \"quantize_imatrix\" (with --quantize: true if --imatrix),\n"
+      "                  \"quantize_no_imatrix_path\" (with --imatrix: types not timed),\n"
       "                  \"provenance\": {...}}\n"
       "  --mt           Time ggufq_dequantize_mt out of the cache instead (below)\n"
       "  --fresh        With --mt: a newly allocated output buffer every pass\n"
@@ -291,7 +303,7 @@ const cli_command cmd_bench_command = {
       "\n"
       "Examples:\n"
       "  ggufq bench --type q4_K,q8_0 --isa scalar,avx2\n"
-      "  ggufq bench --quantize --type iq4_xs --seconds 0.5 --json > bench.json\n"
+      "  ggufq bench --quantize --imatrix --type iq4_xs,q4_K --json > bench.json\n"
       "  ggufq bench --mt --fresh --type q4_0\n"
       "  ggufq bench --requant --model model-f16.gguf --target Q4_K_M --runs 1\n",
     .run = cmd_bench,

@@ -121,6 +121,18 @@ static bool isa_runs_here(ggufq_isa isa)
     }
 }
 
+bool gq_row_applies(const gq_kernel_row *row, const gq_cpu_features *c)
+{
+    switch (row->needs) {
+    case GQ_FEATURE_NONE:
+        return true;
+    case GQ_FEATURE_AVX512_BF16:
+        return c->avx512bf16;
+    default:   /* test_kernel_table: no row names another */
+        return false;
+    }
+}
+
 /* ------------------------------------------------------------------------- */
 /* Kernel tables: per ISA, the scalar kernels with that ISA's rows on top.    */
 
@@ -162,6 +174,8 @@ static void fill_isa_table(ggufq_isa isa)
         table->prepare();
     for (int i = 0; i < table->n_rows; i++) {
         const gq_kernel_row *row = &table->rows[i];
+        if (!gq_row_applies(row, gq_cpu()))
+            continue;   /* a later row overrides an earlier one: the feature's row follows the plain one */
         dispatch_entry *e = &t[row->type];
         switch (row->op) {
         case GGUFQ_OP_DEQUANTIZE:

@@ -34,6 +34,12 @@ typedef struct gq_cpu_features {
 
 const gq_cpu_features *gq_cpu(void);
 
+/* Whether a table row applies on a CPU with features c: a row that needs a
+ * feature (gq_kernel_row.needs, simd.h) only where c has it. The one rule
+ * dispatch uses; exposed for test_kernel_table. */
+struct gq_kernel_row;
+bool gq_row_applies(const struct gq_kernel_row *row, const gq_cpu_features *c);
+
 /*
  * What became of the GGUFQ_ISA variable (ggufq_isa_env_status): GGUFQ_OK, or
  * GGUFQ_E_INVALID_ARG / GGUFQ_E_ISA_UNSUPPORTED with *message (if message is

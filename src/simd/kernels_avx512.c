@@ -21,6 +21,7 @@
  * Compiled for the baseline CPU like dispatch.c: it only holds addresses.
  */
 #include "simd/simd.h"
+#include "simd/avx512/float_avx512.h"   /* the two BF16 quantizers */
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -29,7 +30,10 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE(F16, f16, avx512),
     GQ_QUANTIZE(F16, f16, avx512),
     GQ_DEQUANTIZE(BF16, bf16, avx512),
-    GQ_QUANTIZE(BF16, bf16, avx512),
+    GQ_QUANTIZE(BF16, bf16_int, avx512),
+#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
+    GQ_QUANTIZE_IF(BF16, bf16_ne, avx512, AVX512_BF16),   /* vcvtneps2bf16: ~2x */
+#endif
     GQ_DEQUANTIZE(F64, f64, avx512),
     GQ_DEQUANTIZE(I8, i8, avx512),
     GQ_DEQUANTIZE(I16, i16, avx512),

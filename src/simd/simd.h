@@ -22,6 +22,15 @@
 #include "quants/iqsearch.h"
 #include "quants/quants.h"
 
+/* A CPU feature a row needs on top of its table's ISA. dispatch.c applies
+ * such a row only when gq_cpu() reports the feature (gq_row_applies); it
+ * follows the (type, operation)'s plain row, which runs everywhere else. */
+typedef enum gq_row_feature {
+    GQ_FEATURE_NONE = 0,       /* the table's ISA is all the row needs */
+    GQ_FEATURE_AVX512_BF16,    /* vcvtneps2bf16 */
+    GQ_FEATURE_COUNT
+} gq_row_feature;
+
 typedef struct gq_kernel_row {
     ggufq_type         type;
     ggufq_kernel_op    op;          /* GGUFQ_OP_DEQUANTIZE, _QUANTIZE, _DEQUANTIZE_F16 or _BF16 */
@@ -29,6 +38,7 @@ typedef struct gq_kernel_row {
     gq_dequant_fn      dequantize;  /* the function of a GGUFQ_OP_DEQUANTIZE row */
     gq_quant_fn        quantize;    /* the function of a GGUFQ_OP_QUANTIZE row */
     gq_dequant_half_fn half;        /* the function of a GGUFQ_OP_DEQUANTIZE_F16/_BF16 row */
+    gq_row_feature     needs;       /* last, 0 unless a row maker sets it: GQ_FEATURE_NONE */
 } gq_kernel_row;
 
 typedef struct gq_isa_kernels {
@@ -47,14 +57,21 @@ extern const gq_isa_kernels gq_avx2_kernels, gq_avx512_kernels, gq_neon_kernels;
 #define GQ_ISA_ID_avx512 GGUFQ_ISA_AVX512
 #define GQ_ISA_ID_neon   GGUFQ_ISA_NEON
 #define GQ_DEQUANTIZE(T, t, isa) \
-    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE, GQ_ISA_ID_##isa, gq_##isa##_dequantize_##t, 0, 0 }
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE, GQ_ISA_ID_##isa, gq_##isa##_dequantize_##t, 0, 0, GQ_FEATURE_NONE }
 #define GQ_QUANTIZE(T, t, isa) \
-    { GGUFQ_TYPE_##T, GGUFQ_OP_QUANTIZE, GQ_ISA_ID_##isa, 0, gq_##isa##_quantize_##t, 0 }
+    { GGUFQ_TYPE_##T, GGUFQ_OP_QUANTIZE, GQ_ISA_ID_##isa, 0, gq_##isa##_quantize_##t, 0, GQ_FEATURE_NONE }
 /* Fused half-output dequantizers: gq_<isa>_dequantize_<t>_f16 / _bf16. */
 #define GQ_DEQUANTIZE_F16(T, t, isa) \
-    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE_F16, GQ_ISA_ID_##isa, 0, 0, gq_##isa##_dequantize_##t##_f16 }
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE_F16, GQ_ISA_ID_##isa, 0, 0, gq_##isa##_dequantize_##t##_f16, GQ_FEATURE_NONE }
 #define GQ_DEQUANTIZE_BF16(T, t, isa) \
-    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE_BF16, GQ_ISA_ID_##isa, 0, 0, gq_##isa##_dequantize_##t##_bf16 }
+    { GGUFQ_TYPE_##T, GGUFQ_OP_DEQUANTIZE_BF16, GQ_ISA_ID_##isa, 0, 0, gq_##isa##_dequantize_##t##_bf16, GQ_FEATURE_NONE }
+
+/* A row that runs only on CPUs with an extra feature (gq_row_feature
+ * without its prefix): GQ_QUANTIZE_IF(BF16, bf16_ne, avx512, AVX512_BF16)
+ * after GQ_QUANTIZE(BF16, bf16_int, avx512). */
+#define GQ_QUANTIZE_IF(T, t, isa, feature) \
+    { GGUFQ_TYPE_##T, GGUFQ_OP_QUANTIZE, GQ_ISA_ID_##isa, 0, gq_##isa##_quantize_##t, 0, \
+      GQ_FEATURE_##feature }
 
 /* Every kernel name of one ISA (most are defined only for some types). */
 #define GQ_DECLARE_KERNELS(isa, t)                                                          \

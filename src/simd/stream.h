@@ -8,12 +8,18 @@
  * stage's decoding behind them. Bit-for-bit copies of n bytes at any
  * alignment: the unaligned head and tail use plain stores. They do not
  * fence: the caller issues _mm_sfence() before anything reads dst.
+ * gq_sse2_stream_copy (stream_sse2.c, baseline flags) is the one for CPUs
+ * with neither; the others are in float_<isa>.c.
  */
 #ifndef GGUFQ_SIMD_STREAM_H
 #define GGUFQ_SIMD_STREAM_H
 
 #include <stddef.h>
 
+#if defined(__x86_64__) && defined(__SSE2__)
+#define GQ_HAVE_SSE2_STREAM_COPY 1
+void gq_sse2_stream_copy(void *dst, const void *src, size_t n);
+#endif
 #if defined(__x86_64__) || defined(__i386__)
 void gq_avx2_stream_copy(void *dst, const void *src, size_t n);
 void gq_avx512_stream_copy(void *dst, const void *src, size_t n);

@@ -15,15 +15,16 @@
  * Quantizers: F32 -> F16 is vcvtps2ph with round-to-nearest-even, which is
  * gq_fp32_to_fp16 except for NaN (the instruction keeps the payload's top
  * bits, ggml gives sign | 0x7E00): two integer mins fold every NaN result
- * to that. F32 -> BF16 is vcvtneps2bf16 on CPUs with AVX512_BF16 (with a
- * fix-up for the subnormals it flushes; about twice as fast), else the
- * scalar's integer rounding on 16 lanes, NaN lanes blended in. All are
- * proved bit-identical over all 2^32 inputs by tests/test_float_exhaustive.c
- * (the one this CPU picks) and tests/test_dequant_out.c (both BF16 ones).
+ * to that. F32 -> BF16 has two kernels: the scalar's integer rounding on
+ * 16 lanes, NaN lanes blended in (gq_avx512_quantize_bf16_int), and
+ * vcvtneps2bf16 with a fix-up for the subnormals it flushes, about twice as
+ * fast (gq_avx512_quantize_bf16_ne, AVX512_BF16). Which one runs is the
+ * table's choice (kernels_avx512.c: the second row needs AVX512_BF16, which
+ * dispatch checks). All are proved bit-identical over all 2^32 inputs by
+ * tests/test_float_exhaustive.c (the one this CPU picks) and
+ * tests/test_dequant_out.c (both BF16 ones).
  */
-#include <cpuid.h>
 #include <immintrin.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -158,41 +159,34 @@ void gq_avx512_dequantize_f16(const void *src, float *dst, int64_t n)
 /* Quantizers (F32 -> F16 / BF16)                                             */
 /* ------------------------------------------------------------------------- */
 
-int gq_avx512_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                        const float *imatrix)
-{
-    (void)imatrix;
-    uint16_t *d = dst;
-    const int64_t n = nrows * n_per_row;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        _mm256_storeu_si256((__m256i *)(d + i), gq_avx512_f32x16_to_f16(_mm512_loadu_ps(src + i)));
-        _mm256_storeu_si256((__m256i *)(d + i + 16), gq_avx512_f32x16_to_f16(_mm512_loadu_ps(src + i + 16)));
+/*
+ * One F32 -> 16-bit quantizer from a "convert 16 floats" step: two vectors
+ * per iteration, then masked vectors for the tail (masked loads and stores
+ * never touch memory outside the mask). attr: a target attribute when the
+ * step needs more than this file's flags, else empty.
+ */
+#define GQ_HALF_QUANTIZER(attr, name, convert16)                                          \
+    attr int name(const float *src, void *dst, int64_t nrows, int64_t n_per_row,          \
+                  const float *imatrix)                                                   \
+    {                                                                                     \
+        (void)imatrix;                                                                    \
+        uint16_t *d = dst;                                                                \
+        const int64_t n = nrows * n_per_row;                                              \
+        int64_t i = 0;                                                                    \
+        for (; i + 32 <= n; i += 32) {                                                    \
+            _mm256_storeu_si256((__m256i *)(d + i), convert16(_mm512_loadu_ps(src + i))); \
+            _mm256_storeu_si256((__m256i *)(d + i + 16),                                  \
+                                convert16(_mm512_loadu_ps(src + i + 16)));                \
+        }                                                                                 \
+        for (; i < n; i += 16) {                                                          \
+            const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);   \
+            _mm256_mask_storeu_epi16(d + i, k, convert16(_mm512_maskz_loadu_ps(k, src + i))); \
+        }                                                                                 \
+        return GGUFQ_OK;                                                                  \
     }
-    for (; i < n; i += 16) {
-        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
-        _mm256_mask_storeu_epi16(d + i, k, gq_avx512_f32x16_to_f16(_mm512_maskz_loadu_ps(k, src + i)));
-    }
-    return GGUFQ_OK;
-}
 
-int gq_avx512_quantize_bf16_int(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                                const float *imatrix)
-{
-    (void)imatrix;
-    uint16_t *d = dst;
-    const int64_t n = nrows * n_per_row;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        _mm256_storeu_si256((__m256i *)(d + i), gq_avx512_f32x16_to_bf16(_mm512_loadu_ps(src + i)));
-        _mm256_storeu_si256((__m256i *)(d + i + 16), gq_avx512_f32x16_to_bf16(_mm512_loadu_ps(src + i + 16)));
-    }
-    for (; i < n; i += 16) {
-        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
-        _mm256_mask_storeu_epi16(d + i, k, gq_avx512_f32x16_to_bf16(_mm512_maskz_loadu_ps(k, src + i)));
-    }
-    return GGUFQ_OK;
-}
+GQ_HALF_QUANTIZER(, gq_avx512_quantize_f16, gq_avx512_f32x16_to_f16)
+GQ_HALF_QUANTIZER(, gq_avx512_quantize_bf16_int, gq_avx512_f32x16_to_bf16)
 
 #ifdef GQ_HAVE_AVX512BF16_INTRINSICS
 /*
@@ -220,60 +214,11 @@ static inline __m256i f32x16_to_bf16_ne(__m512 x)
     return h;
 }
 
-__attribute__((target("avx512bf16")))
-int gq_avx512_quantize_bf16_ne(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                               const float *imatrix)
-{
-    (void)imatrix;
-    uint16_t *d = dst;
-    const int64_t n = nrows * n_per_row;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        _mm256_storeu_si256((__m256i *)(d + i), f32x16_to_bf16_ne(_mm512_loadu_ps(src + i)));
-        _mm256_storeu_si256((__m256i *)(d + i + 16), f32x16_to_bf16_ne(_mm512_loadu_ps(src + i + 16)));
-    }
-    for (; i < n; i += 16) {
-        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : first_lanes16(n - i);
-        _mm256_mask_storeu_epi16(d + i, k, f32x16_to_bf16_ne(_mm512_maskz_loadu_ps(k, src + i)));
-    }
-    return GGUFQ_OK;
-}
+/* Runs only where dispatch saw AVX512_BF16 (its row in kernels_avx512.c). */
+GQ_HALF_QUANTIZER(__attribute__((target("avx512bf16"))), gq_avx512_quantize_bf16_ne, f32x16_to_bf16_ne)
 #endif
 
-/* AVX512_BF16 is not part of what the AVX-512 table needs (AVX-512 F/BW/VL/DQ
- * and the OS's zmm state): ask CPUID once (leaf 7, subleaf 1, EAX bit 5). */
-bool gq_avx512_has_bf16(void)
-{
-#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
-    static _Atomic int known;   /* 0: not asked yet, 1: no, 2: yes */
-    int v = atomic_load_explicit(&known, memory_order_relaxed);
-    if (v == 0) {
-        unsigned a = 0, b, c, d;
-        if (__get_cpuid_max(0, NULL) >= 7) {
-            __cpuid_count(7, 0, a, b, c, d);
-            if (a >= 1)
-                __cpuid_count(7, 1, a, b, c, d);
-            else
-                a = 0;
-        }
-        v = (a >> 5) & 1 ? 2 : 1;
-        atomic_store_explicit(&known, v, memory_order_relaxed);
-    }
-    return v == 2;
-#else
-    return false;
-#endif
-}
-
-int gq_avx512_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
-                            const float *imatrix)
-{
-#ifdef GQ_HAVE_AVX512BF16_INTRINSICS
-    if (gq_avx512_has_bf16())
-        return gq_avx512_quantize_bf16_ne(src, dst, nrows, n_per_row, imatrix);
-#endif
-    return gq_avx512_quantize_bf16_int(src, dst, nrows, n_per_row, imatrix);
-}
+#undef GQ_HALF_QUANTIZER
 
 /* ------------------------------------------------------------------------- */
 /* Streaming copy (simd/stream.h)                                             */
