@@ -18,8 +18,9 @@
  *    parity ties (the first least weight*x*x) and NaN products; and which
  *    NaN its weights get from two NaN operands, bit for bit, on every
  *    kernel (scalar included: it once depended on the compiler and -O);
- *  - make_qp_quants' vectorised trials and refinement sweeps: ties, zeros,
- *    negative importances, levels that wrap as uint8.
+ *  - make_qp_quants' vectorised trials and refinement sweeps, and the x86
+ *    tables' 32-weight version (qp_quants32): ties, zeros, negative and
+ *    NaN importances, levels that wrap as uint8, NaN and overflowing x.
  */
 #include "testutil.h"
 
@@ -378,7 +379,7 @@ static void test_make_qp_quants_matches_sequential(void **state)
     tu_rng r = { 0x0F1E2D3C4B5A6978ull };
     int bad = 0;
     for (int round = 0; round < 6000; ++round) {
-        const int n = sizes[round % 5][0], nmax = sizes[round % 5][1], kind = (round / 5) % 8;
+        const int n = sizes[round % 5][0], nmax = sizes[round % 5][1], kind = (round / 5) % 10;
         float x[32], qw[32];
         for (int i = 0; i < n; ++i) {
             x[i] = fabsf(tu_rand_gauss(&r)) * (kind == 5 ? 1e-3f : 1.0f);
@@ -390,6 +391,8 @@ static void test_make_qp_quants_matches_sequential(void **state)
             case 4: x[i] = tu_rand_u64(&r) % 4 ? x[i] : -x[i]; break; /* levels wrap */
             case 6: x[i] = tu_rand_u64(&r) % 17 ? x[i] : NAN; break;
             case 7: x[i] = round < 40 ? 0.0f : x[i]; break;
+            case 8: x[i] *= 1e37f; break; /* sums overflow to inf */
+            case 9: qw[i] = tu_rand_u64(&r) % 13 ? qw[i] : NAN; break;
             default: break;
             }
         }
@@ -400,6 +403,20 @@ static void test_make_qp_quants_matches_sequential(void **state)
             fprintf(stderr, "make_qp_quants n %d nmax %d kind %d: %a vs %a\n", n, nmax, kind, a, b);
             bad++;
         }
+#if defined(__x86_64__) || defined(_M_X64)
+        /* the x86 tables' IQ2_XXS version (n = 32) */
+        for (size_t t = 0; n == 32 && t < sizeof simd_tables / sizeof simd_tables[0]; ++t) {
+            if (!ggufq_isa_supported(simd_tables[t].isa) || !simd_tables[t].ops->qp_quants32)
+                continue;
+            uint8_t lc[32];
+            const float c = simd_tables[t].ops->qp_quants32(nmax, x, lc, qw);
+            if (memcmp(&a, &c, 4) != 0 || memcmp(la, lc, 32) != 0) {
+                fprintf(stderr, "%s qp_quants32 nmax %d kind %d: %a vs %a\n",
+                        ggufq_isa_name(simd_tables[t].isa), nmax, kind, a, c);
+                bad++;
+            }
+        }
+#endif
     }
     assert_int_equal(bad, 0);
 }

@@ -362,7 +362,8 @@ static int iq2_xxs_group(const gq_iq_search_ops *ops, const gq_iqgrid *g, const 
 {
     if (max < GQ_GROUP_MAX_EPS)
         return GROUP_NEGLIGIBLE;
-    float scale = gq_make_qp_quants(32, KMAXQ + 1, xval, (uint8_t *)L, weight);
+    float scale = ops->qp_quants32 ? ops->qp_quants32(KMAXQ + 1, xval, (uint8_t *)L, weight)
+                                   : gq_make_qp_quants(32, KMAXQ + 1, xval, (uint8_t *)L, weight);
     const float eff_max = scale * KMAXQ;
     if (eff_max <= 0)
         return GROUP_NEGLIGIBLE;

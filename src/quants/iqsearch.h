@@ -214,6 +214,12 @@ int gq_iq1s_settle(const float *sumx, const float *sumw, gq_iq1_cand *c, int n, 
 int gq_iq1m_settle(const gq_iq1m_sums *s, gq_iq1_cand *c, int n, float t, double rcp_bound,
                    double abs_term, float wsum, float *scale);
 
+/*
+ * IQ2_XXS: qhelpers.c's gq_make_qp_quants(32, nmax, x, L, qw), the same
+ * result. Optional: NULL in a table means the scalar function.
+ */
+typedef float (*gq_iq_qp_quants32_fn)(int nmax, const float *x, uint8_t *L, const float *qw);
+
 typedef struct gq_iq_search_ops {
     gq_iq_nearest8_fn nearest8;
     gq_iq2_round8_fn  iq2_round8;
@@ -225,6 +231,7 @@ typedef struct gq_iq_search_ops {
     gq_iq1s_split_fn  iq1s_split;
     gq_iq1m_split_fn  iq1m_split;
     gq_iq1_sort_fn    iq1_sort;
+    gq_iq_qp_quants32_fn qp_quants32;
 } gq_iq_search_ops;
 
 /* The scalar searches (iq1.c, iq2.c, iq3.c) and their table (iqgrid.c). */

@@ -509,6 +509,7 @@ const gq_iq_search_ops gq_iq_search_avx2 = {
     .iq1s_split = gq_iq1s_split_avx2,
     .iq1m_split = gq_iq1m_split_avx2,
     .iq1_sort   = gq_iq1_sort_avx2,
+    .qp_quants32 = iq2_qp32,
 };
 
 #define IQ_QUANTIZER(t)                                                                 \

@@ -1,8 +1,10 @@
 /*
- * iq_quant_avx512.c — AVX-512 quantizers for the IQ grid types (IQ2_XXS,
- * IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M), with and without an
- * importance matrix: the scalar quantizers (gq_quantize_<t>_ops) given this
- * file's search table (iqsearch.h). SIMD twin of the searches of
+ * iq_quant_avx512.c — AVX-512 quantizers for the IQ grid types IQ2_XXS,
+ * IQ2_XS, IQ1_S and IQ1_M, with and without an importance matrix: the
+ * scalar quantizers (gq_quantize_<t>_ops) given this file's search table
+ * (iqsearch.h). IQ2_S, IQ3_XXS and IQ3_S quantize with AVX2's quantizers
+ * (kernels_avx512.c says why); the table still answers for every type
+ * (AVX2's searches where those measured faster), for the tests. SIMD twin of the searches of
  * src/quants/iq2.c (here), iq3.c (iq3_quant_avx512.c) and iq1.c
  * (iq1_quant_avx512.c); the lane helpers they share are in
  * iq_util_avx512.h.
@@ -531,6 +533,7 @@ const gq_iq_search_ops gq_iq_search_avx512 = {
     .iq1s_split = gq_iq1s_split_avx512,
     .iq1m_split = gq_iq1m_split_avx512,
     .iq1_sort   = gq_iq1_sort_avx512,
+    .qp_quants32 = iq2_qp32,
 };
 
 #define IQ_QUANTIZER(t)                                                                 \
@@ -542,9 +545,6 @@ const gq_iq_search_ops gq_iq_search_avx512 = {
     }
 IQ_QUANTIZER(iq2_xxs)
 IQ_QUANTIZER(iq2_xs)
-IQ_QUANTIZER(iq2_s)
-IQ_QUANTIZER(iq3_xxs)
-IQ_QUANTIZER(iq3_s)
 IQ_QUANTIZER(iq1_s)
 IQ_QUANTIZER(iq1_m)
 #undef IQ_QUANTIZER

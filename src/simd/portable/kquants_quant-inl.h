@@ -2,10 +2,9 @@
  * kquants_quant-inl.h — the K-quant quantizers (Q2_K ... Q8_K, with and
  * without imatrix) with one SIMD lane per sub-block. SIMD twin of the
  * quantizers of src/quants/kquants.c; the searches they share with other
- * families (make_qkx2/qkx3/qx) are in src/simd/portable/search-inl.h, with
- * faster variants of qkx and qx for these quantizers in kquants_search-inl.h
- * and Q3_K's make_q3_quants in q3_search-inl.h (both included here, as part
- * of this text).
+ * families (make_qkx2/qkx3/qx) are in src/simd/portable/search-inl.h, and
+ * Q3_K's make_q3_quants in q3_search-inl.h (both included here, as part of
+ * this text).
  *
  * Not a normal header: it is included once, at the end, by each kernel
  * file (avx512/kquants_quant_avx512.c, avx2/kquants_quant_avx2.c,
@@ -50,20 +49,10 @@
 #define q8_K_block GQ_ISA_NAME(q8_K_block)
 #define imatrix_slice GQ_ISA_NAME(imatrix_slice)
 #define quantize_affine_k4 GQ_ISA_NAME(quantize_affine_k4)
-#define kq_qkx_search_groups GQ_ISA_NAME(kq_qkx_search_groups)
-#define kq_qkx_search_run GQ_ISA_NAME(kq_qkx_search_run)
-#define kq_level_f GQ_ISA_NAME(kq_level_f)
-#define kq_qx_level GQ_ISA_NAME(kq_qx_level)
-#define kq_qx_sums GQ_ISA_NAME(kq_qx_sums)
-#define kq_qx_mode GQ_ISA_NAME(kq_qx_mode)
-#define kq_qx_search_lanes GQ_ISA_NAME(kq_qx_search_lanes)
-#define kq_qx_search_run GQ_ISA_NAME(kq_qx_search_run)
-#define kq_qkx_trial_sums GQ_ISA_NAME(kq_qkx_trial_sums)
 
 #include "simd/portable/search-inl.h"
 
 #include "simd/portable/q3_search-inl.h"   /* Q3_K's make_q3_quants */
-#include "simd/portable/kquants_search-inl.h"   /* qkx on groups side by side, qx */
 
 /* ------------------------------------- final level passes, imatrix weights */
 
@@ -230,10 +219,10 @@ static void affine_k4_group(const float *x, int nsb, const float *const *qw, boo
             imatrix_weights(x + k * QK_K, qw[k], 2 * sumx2[k] / QK_K,
                             wbuf + k * QK_K);
         const qkx_params p = { 32, nmax, 36, -0.9f, 0.05f, false, true };
-        kq_qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
+        qkx_search_run(x, wbuf, 8 * nsb, W_GIVEN, &p, &res);
     } else {
         const qkx_params p = { 32, nmax, q5 ? 15 : 20, q5 ? -0.5f : -1.f, 0.1f, false, false };
-        kq_qkx_search_run(x, NULL, 8 * nsb, W_RMS_ABS, &p, &res);
+        qkx_search_run(x, NULL, 8 * nsb, W_RMS_ABS, &p, &res);
     }
     for (int k = 0; k < nsb; k++) {
         const float *xs = x + k * QK_K;
@@ -333,10 +322,10 @@ static void q2_K_group(const float *x, int nsb, const float *const *qw, uint8_t 
             imatrix_weights(x + k * QK_K, qw[k], sumx2[k] / QK_K,
                             wbuf + k * QK_K);
         const qkx_params p = { 16, 3, 36, -0.9f, 0.05f, false, true };
-        kq_qkx_search_run(x, wbuf, 16 * nsb, W_GIVEN, &p, &res);
+        qkx_search_run(x, wbuf, 16 * nsb, W_GIVEN, &p, &res);
     } else {
         const qkx_params p = { 16, 3, 15, -0.5f, 0.1f, true, false };
-        kq_qkx_search_run(x, NULL, 16 * nsb, W_ABS, &p, &res);
+        qkx_search_run(x, NULL, 16 * nsb, W_ABS, &p, &res);
     }
     for (int k = 0; k < nsb; k++)
         q2_K_finish(x + k * QK_K, qw != NULL, &res, 16 * k, dst + k * sizeof(blk_q2_K));
@@ -414,11 +403,11 @@ static void q3_K_imatrix_group(const float *x, const float *const *qw, int nsb, 
         float wbuf[QK_K];
         const float *xs = x + k * QK_K;
         imatrix_weights(xs, qw[k], 2 * sumx2[k] / QK_K, wbuf);
-        kq_qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
+        qx_search_run(xs, wbuf, 16, 16, 4, W_GIVEN, &res[k]);
         memcpy(sc + 16 * k, res[k].scale, 16 * sizeof(float));
         memcpy(sw + 16 * k, res[k].sum_w, 16 * sizeof(float));
     }
-    kq_qx_search_run(sc, sw, nsb, 16, 32, W_GIVEN, &sr);
+    qx_search_run(sc, sw, nsb, 16, 32, W_GIVEN, &sr);
     for (int k = 0; k < nsb; k++) {
         blk_q3_K y;
         uint8_t Ls[QK_K / 16];
@@ -501,7 +490,7 @@ static void q6_K_block(const float *x, const float *qw, uint8_t *dst)
 {
     blk_q6_K y;
     sub_results res;
-    kq_qx_search_run(x, qw, 16, 16, 32, qw ? W_GIVEN : W_SQUARE, &res);
+    qx_search_run(x, qw, 16, 16, 32, qw ? W_GIVEN : W_SQUARE, &res);
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < QK_K / 16; ib++) {
         const float scale = res.scale[ib];
