@@ -3,8 +3,9 @@
  */
 #include "quants.h"
 
-#define BOTH(id, t) [id] = { gq_dequantize_##t, gq_quantize_##t }
-#define DEQ(id, t)  [id] = { gq_dequantize_##t, 0 }
+/* No scalar kernel decodes straight to halves: the two steps are the definition. */
+#define BOTH(id, t) [id] = { gq_dequantize_##t, gq_quantize_##t, 0, 0 }
+#define DEQ(id, t)  [id] = { gq_dequantize_##t, 0, 0, 0 }
 
 static const gq_kernels scalar_table[GGUFQ_TYPE_COUNT] = {
     BOTH(GGUFQ_TYPE_F32, f32),       BOTH(GGUFQ_TYPE_F16, f16),
