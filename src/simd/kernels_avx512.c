@@ -48,6 +48,9 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(Q8_0, q8_0, avx512),
     GQ_DEQUANTIZE(Q8_1, q8_1, avx2),
     GQ_QUANTIZE(Q8_1, q8_1, avx512),
+    /* legacy half outputs: legacy_half_avx512.c */
+    GQ_DEQUANTIZE_F16(Q4_0, q4_0, avx512),
+    GQ_DEQUANTIZE_BF16(Q4_0, q4_0, avx512),
     /* lowbit: lowbit_avx512.c, lowbit_avx2.c */
     GQ_DEQUANTIZE(Q1_0, q1_0, avx512),
     GQ_QUANTIZE(Q1_0, q1_0, avx2),
