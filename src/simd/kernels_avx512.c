@@ -51,6 +51,12 @@ static const gq_kernel_row rows[] = {
     /* legacy half outputs: legacy_half_avx512.c */
     GQ_DEQUANTIZE_F16(Q4_0, q4_0, avx512),
     GQ_DEQUANTIZE_BF16(Q4_0, q4_0, avx512),
+    GQ_DEQUANTIZE_F16(Q4_1, q4_1, avx512),
+    GQ_DEQUANTIZE_BF16(Q4_1, q4_1, avx512),
+    GQ_DEQUANTIZE_F16(Q5_0, q5_0, avx512),
+    GQ_DEQUANTIZE_BF16(Q5_0, q5_0, avx512),
+    GQ_DEQUANTIZE_F16(Q5_1, q5_1, avx512),
+    GQ_DEQUANTIZE_BF16(Q5_1, q5_1, avx512),
     /* lowbit: lowbit_avx512.c, lowbit_avx2.c */
     GQ_DEQUANTIZE(Q1_0, q1_0, avx512),
     GQ_QUANTIZE(Q1_0, q1_0, avx2),

@@ -249,6 +249,35 @@ static const sym_consts q4_0_sym_f16 = {
           0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
           0x8000, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF } };
 
+static const sym_consts q5_0_sym_f16 = {
+    {
+          15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0,
+          0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 },
+    {
+          0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000,
+          0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000,
+          0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000,
+          0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000 },
+    {
+          0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+          0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+          0x8000, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+          0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF } };
+static const sym_consts q5_0_sym_bf16 = {
+    {
+          31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1,
+          1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29 },
+    {
+          0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000,
+          0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000,
+          0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000,
+          0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000 },
+    {
+          0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+          0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+          0x8000, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+          0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF } };
+
 /* The 32-entry half table from the products' halves h (fast_halves). */
 static inline __m512i sym_table(__m512i h, const sym_consts *s)
 {
@@ -267,46 +296,121 @@ static inline __attribute__((always_inline)) void q4_0_exact(const uint8_t *blk,
 }
 
 /* Two blocks: magnitudes k * d_A in lanes 2k - 2, k * d_B in 2k - 1. */
-static inline __attribute__((always_inline)) void q4_0_fast(const uint8_t *blk, uint16_t *dst, const float *dm,
-                                                            bool bf16, const sym_consts *s)
+static inline __attribute__((always_inline)) void q4_0_fast_pair(const uint8_t *blk, uint16_t *dst, const float *dm)
 {
+    const sym_consts *s = &q4_0_sym_f16;
     double dd;
     memcpy(&dd, dm, sizeof dd);
     const __m512 k = _mm512_setr_ps(1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8);
-    const __m512i table = sym_table(fast_halves(_mm512_mul_ps(k, _mm512_castpd_ps(_mm512_set1_pd(dd))), bf16), s);
+    const __m512i table = sym_table(fast_halves(_mm512_mul_ps(k, _mm512_castpd_ps(_mm512_set1_pd(dd))), false), s);
     _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(nibble_index(blk + 2, false, 0), table));
     _mm512_storeu_si512(dst + QK, _mm512_permutexvar_epi16(nibble_index(blk + 18 + 2, false, 16), table));
 }
 
-static void q4_0_exact_f16(const uint8_t *blk, uint16_t *dst, const float *dm)
+/* F16: two blocks at a time (q4_0_fast_pair). BF16: each block's whole
+ * table (integer rounding, no shuffle) and one lookup measured faster than
+ * the symmetric table's extra VPERMW. */
+static inline __attribute__((always_inline)) void q4_0_fast(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                            bool bf16)
 {
-    q4_0_exact(blk, dst, dm, false);
+    if (!bf16) {
+        q4_0_fast_pair(blk, dst, dm);
+        return;
+    }
+    for (int b = 0; b < 2; b++) {
+        const __m512 table = _mm512_mul_ps(codes_from(-8), _mm512_set1_ps(dm[b]));
+        _mm512_storeu_si512(dst + b * QK, _mm512_permutexvar_epi16(nibble_index(blk + b * 18 + 2, true, 0),
+                                                                   fast_halves(table, true)));
+    }
 }
-static void q4_0_exact_bf16(const uint8_t *blk, uint16_t *dst, const float *dm)
+
+/* ---- Q4_1: d, m, qs[16]; output c * d + m ---- */
+
+static inline __attribute__((always_inline)) void q4_1_exact(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                             bool bf16)
 {
-    q4_0_exact(blk, dst, dm, true);
+    const __m512i table = exact_halves(affine_table(codes_from(0), dm, blk + 2), bf16);
+    _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(nibble_index(blk + 4, false, 0), table));
 }
-static void q4_0_fast_f16(const uint8_t *blk, uint16_t *dst, const float *dm)
+
+static inline __attribute__((always_inline)) void q4_1_fast(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                            bool bf16)
 {
-    q4_0_fast(blk, dst, dm, false, &q4_0_sym_f16);
+    const __m512 p = _mm512_mul_ps(codes_from(0), _mm512_set1_ps(dm[0]));
+    const __m512i table = fast_halves(_mm512_add_ps(p, _mm512_set1_ps(dm[1])), bf16);
+    _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(nibble_index(blk + 4, bf16, 0), table));
 }
-/* BF16: the whole table (integer conversion, no shuffle) and one lookup per
- * block beat the symmetric table's extra VPERMW. */
-static inline __attribute__((always_inline)) void q4_0_fast_one(const uint8_t *blk, uint16_t *dst, const float *dm)
+
+/* ---- Q5_0: d, qh[4], qs[16]; output (c - 16) * d ---- */
+
+static inline __attribute__((always_inline)) void q5_0_exact(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                             bool bf16)
 {
-    const __m512 table = _mm512_mul_ps(codes_from(-8), _mm512_set1_ps(dm[0]));
-    _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(nibble_index(blk + 2, true, 0), fast_halves(table, true)));
+    const __m512 d = _mm512_set1_ps(dm[0]);
+    const __m512i lo = exact_halves(_mm512_mul_ps(codes_from(-16), d), bf16);
+    const __m512i hi = exact_halves(_mm512_mul_ps(codes_from(0), d), bf16);
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, q5_index(blk + 2, blk + 6, false, 32), hi));
 }
-static void q4_0_fast_bf16(const uint8_t *blk, uint16_t *dst, const float *dm)
+
+/* The 32-entry table from the 16 magnitudes k * d, k = 1..16 (sym_table). */
+static inline __attribute__((always_inline)) void q5_0_fast(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                            bool bf16)
 {
-    q4_0_fast_one(blk, dst, dm);
-    q4_0_fast_one(blk + 18, dst + QK, dm + 1);
+    const __m512 mag = _mm512_mul_ps(codes_from(1), _mm512_set1_ps(dm[0]));
+    const __m512i table = sym_table(fast_halves(mag, bf16), bf16 ? &q5_0_sym_bf16 : &q5_0_sym_f16);
+    _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(q5_index(blk + 2, blk + 6, false, 16), table));
 }
-void gq_avx512_dequantize_q4_0_f16(const void *src, uint16_t *dst, int64_t n)
+
+/* ---- Q5_1: d, m, qh[4], qs[16]; output c * d + m ---- */
+
+static inline __attribute__((always_inline)) void q5_1_exact(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                             bool bf16)
 {
-    half_blocks(src, dst, n / QK, 18, 1, 2, q4_0_fast_f16, q4_0_exact_f16);
+    const __m512i lo = exact_halves(affine_table(codes_from(0), dm, blk + 2), bf16);
+    const __m512i hi = exact_halves(affine_table(codes_from(16), dm, blk + 2), bf16);
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, q5_index(blk + 4, blk + 8, false, 32), hi));
 }
-void gq_avx512_dequantize_q4_0_bf16(const void *src, uint16_t *dst, int64_t n)
+
+static inline __attribute__((always_inline)) void q5_1_fast(const uint8_t *blk, uint16_t *dst, const float *dm,
+                                                            bool bf16)
 {
-    half_blocks(src, dst, n / QK, 18, 1, 2, q4_0_fast_bf16, q4_0_exact_bf16);
+    const __m512 d = _mm512_set1_ps(dm[0]), m = _mm512_set1_ps(dm[1]);
+    const __m512i lo = fast_halves(_mm512_add_ps(_mm512_mul_ps(codes_from(0), d), m), bf16);
+    const __m512i hi = fast_halves(_mm512_add_ps(_mm512_mul_ps(codes_from(16), d), m), bf16);
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, q5_index(blk + 4, blk + 8, bf16, 32), hi));
 }
+
+/*
+ * gq_avx512_dequantize_<t>_f16 and _bf16: half_blocks over <t>_fast (step
+ * blocks at a time) and <t>_exact, bytes per block, per scales per block.
+ */
+#define LEGACY_HALF(t, bytes, per, step)                                                             \
+    static void t##_fast_f16(const uint8_t *blk, uint16_t *dst, const float *dm)                    \
+    {                                                                                                \
+        t##_fast(blk, dst, dm, false);                                                               \
+    }                                                                                                \
+    static void t##_fast_bf16(const uint8_t *blk, uint16_t *dst, const float *dm)                   \
+    {                                                                                                \
+        t##_fast(blk, dst, dm, true);                                                                \
+    }                                                                                                \
+    static void t##_exact_f16(const uint8_t *blk, uint16_t *dst, const float *dm)                   \
+    {                                                                                                \
+        t##_exact(blk, dst, dm, false);                                                              \
+    }                                                                                                \
+    static void t##_exact_bf16(const uint8_t *blk, uint16_t *dst, const float *dm)                  \
+    {                                                                                                \
+        t##_exact(blk, dst, dm, true);                                                               \
+    }                                                                                                \
+    void gq_avx512_dequantize_##t##_f16(const void *src, uint16_t *dst, int64_t n)                   \
+    {                                                                                                \
+        half_blocks(src, dst, n / QK, bytes, per, step, t##_fast_f16, t##_exact_f16);                \
+    }                                                                                                \
+    void gq_avx512_dequantize_##t##_bf16(const void *src, uint16_t *dst, int64_t n)                  \
+    {                                                                                                \
+        half_blocks(src, dst, n / QK, bytes, per, step, t##_fast_bf16, t##_exact_bf16);              \
+    }
+
+LEGACY_HALF(q4_0, 18, 1, 2)
+LEGACY_HALF(q4_1, 20, 2, 1)
+LEGACY_HALF(q5_0, 22, 1, 1)
+LEGACY_HALF(q5_1, 24, 2, 1)
