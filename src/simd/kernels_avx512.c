@@ -57,6 +57,10 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE_BF16(Q5_0, q5_0, avx512),
     GQ_DEQUANTIZE_F16(Q5_1, q5_1, avx512),
     GQ_DEQUANTIZE_BF16(Q5_1, q5_1, avx512),
+    GQ_DEQUANTIZE_F16(Q8_0, q8_0, avx512),
+    GQ_DEQUANTIZE_BF16(Q8_0, q8_0, avx512),
+    GQ_DEQUANTIZE_F16(Q8_1, q8_1, avx512),
+    GQ_DEQUANTIZE_BF16(Q8_1, q8_1, avx512),
     /* lowbit: lowbit_avx512.c, lowbit_avx2.c */
     GQ_DEQUANTIZE(Q1_0, q1_0, avx512),
     GQ_QUANTIZE(Q1_0, q1_0, avx2),

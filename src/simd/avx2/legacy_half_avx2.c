@@ -15,7 +15,8 @@
  * two blends by bit 4) measured slower than decode-then-convert (6.9 vs 7.7
  * Gw/s F16, 4.8 vs 5.5 BF16): the table preparation (two conversions and
  * four shuffles per 16 entries) costs as much as the lookups; they keep the
- * two-pass route.
+ * two-pass route. So do Q8_0 / Q8_1 fused (widen, convert, multiply,
+ * convert to half in registers: 10.5 vs 11.0 Gw/s F16, 6.6 vs 7.1 BF16).
  */
 #include <immintrin.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /*
  * legacy_half_avx512.c — fused F16 / BF16 output dequantizers for the legacy
- * 4/5-bit types on AVX-512 F/BW/VL/DQ; scalar twin: gq_dequantize_<t>
+ * types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1) on AVX-512 F/BW/VL/DQ; scalar twin: gq_dequantize_<t>
  * (src/quants/legacy.c) followed by gq_quantize_f16 / gq_quantize_bf16
  * (src/quants/float.c, fp16.h).
  *
@@ -8,7 +8,8 @@
  * block computes that table in F32 with the scalar's operations (as
  * legacy_avx512.c does: (c - 8) * d, c * d + m, never fused), converts it
  * once, and every weight is a VPERMW of its code: no per-weight conversion,
- * the bound of the decode-then-convert route.
+ * the bound of the decode-then-convert route. Q8_* (256 codes) convert
+ * every weight, but in registers (q8_block).
  *
  * Two paths, chosen per group of blocks when their scales are staged:
  * - exact (a scale is Inf or NaN, so tables may hold NaNs): the converters
@@ -176,7 +177,8 @@ static inline __m512i exact_halves(__m512 table, bool bf16)
  * Fast path, tables without NaN (every scale finite): entry i in word i
  * (F16: vcvtps2ph equals gq_fp32_to_fp16 off NaN) or, BF16, in word 2i + 1,
  * the high half of lane i: gq_fp32_to_bf16's x + 0x7FFF + lsb without the
- * shifts and the pack (no shuffle, nor shift: see nibble_index).
+ * shifts and the pack (no shuffle, nor shift: the lsb by a test into a
+ * mask measured faster than by shift and and).
  */
 static inline __m512i fast_halves(__m512 table, bool bf16)
 {
@@ -380,6 +382,51 @@ static inline __attribute__((always_inline)) void q5_1_fast(const uint8_t *blk, 
     _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(lo, q5_index(blk + 4, blk + 8, bf16, 32), hi));
 }
 
+/* ---- Q8_0: d, qs[32]; Q8_1: d, s, qs[32]; output q * d ---- */
+
+/*
+ * 256 codes: no table. Each weight is widened, converted, multiplied
+ * (the scalar's (float)q * d) and converted to its half in registers; the
+ * staged route stored and reloaded the floats. F16 by vcvtps2ph (no NaN
+ * on the fast path), BF16 rounded in place and the high halves of the two
+ * vectors gathered by one VPERMT2W.
+ */
+static inline __attribute__((always_inline)) void q8_block(const uint8_t *qs, uint16_t *dst, const float *dm,
+                                                           bool bf16, bool exact)
+{
+    static const uint16_t odd_words[32] __attribute__((aligned(64))) = { 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63 };
+    const __m512 d = _mm512_set1_ps(dm[0]);
+    __m512 v[2];
+    for (int h = 0; h < 2; h++)
+        v[h] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                 _mm_loadu_si128((const __m128i *)(const void *)(qs + 16 * h)))), d);
+    if (exact) {
+        for (int h = 0; h < 2; h++)
+            _mm256_storeu_si256((__m256i *)(void *)(dst + 16 * h), _mm512_castsi512_si256(exact_halves(v[h], bf16)));
+    } else if (!bf16) {
+        for (int h = 0; h < 2; h++)
+            _mm256_storeu_si256((__m256i *)(void *)(dst + 16 * h), _mm512_castsi512_si256(fast_halves(v[h], false)));
+    } else {
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(fast_halves(v[0], true), _mm512_load_si512(odd_words),
+                                                           fast_halves(v[1], true)));
+    }
+}
+
+#define Q8_BODIES(t, qs_at)                                                                          \
+    static inline __attribute__((always_inline)) void t##_fast(const uint8_t *blk, uint16_t *dst,    \
+                                                               const float *dm, bool bf16)           \
+    {                                                                                                \
+        q8_block(blk + (qs_at), dst, dm, bf16, false);                                               \
+    }                                                                                                \
+    static inline __attribute__((always_inline)) void t##_exact(const uint8_t *blk, uint16_t *dst,   \
+                                                                const float *dm, bool bf16)          \
+    {                                                                                                \
+        q8_block(blk + (qs_at), dst, dm, bf16, true);                                                \
+    }
+
+Q8_BODIES(q8_0, 2)
+Q8_BODIES(q8_1, 4)
+
 /*
  * gq_avx512_dequantize_<t>_f16 and _bf16: half_blocks over <t>_fast (step
  * blocks at a time) and <t>_exact, bytes per block, per scales per block.
@@ -414,3 +461,5 @@ LEGACY_HALF(q4_0, 18, 1, 2)
 LEGACY_HALF(q4_1, 20, 2, 1)
 LEGACY_HALF(q5_0, 22, 1, 1)
 LEGACY_HALF(q5_1, 24, 2, 1)
+LEGACY_HALF(q8_0, 34, 1, 1)
+LEGACY_HALF(q8_1, 36, 1, 1)
