@@ -113,11 +113,55 @@ static inline dm_pair dm_of(const uint8_t *blk)
     return s;
 }
 
-/* Block layout: d, qs[16]. Output: (c - 8) * d. */
+/*
+ * Q4_0 with a finite d: (-k) * d is -(k * d) exactly, F16/BF16 rounding is
+ * symmetric and 0 * d is a zero with d's sign, so only the 8 magnitudes
+ * k * d (k = 1..8) are converted (F16: vcvtps2ph, exact off NaN; BF16:
+ * rounded in place, the high halves gathered) into words 0..7 of both
+ * lanes, and the byte tables are shuffled out of them: entry c < 8 is
+ * magnitude 8 - c with its sign set, entry 8 only the sign of magnitude 1.
+ * One conversion and four shuffles where half_tables takes two and four
+ * (and the NaN folds).
+ */
+static inline byte_tables q4_0_sym_tables(__m256 d, bool bf16)
+{
+    const __m256 mag = _mm256_mul_ps(_mm256_setr_ps(1, 2, 3, 4, 5, 6, 7, 8), d);
+    __m256i m;
+    if (!bf16) {
+        m = _mm256_broadcastsi128_si256(_mm256_cvtps_ph(mag, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+        const __m256i x = _mm256_castps_si256(mag);
+        const __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7FFF)),
+                                           _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1)));
+        const __m256i high = _mm256_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1,
+                                              2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+        m = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(r, high), 0x88); /* qwords 0, 2, 0, 2 */
+    }
+    const __m256i lo_at = _mm256_setr_epi8(14, 12, 10, 8, 6, 4, 2, 0, -128, 0, 2, 4, 6, 8, 10, 12,
+                                           14, 12, 10, 8, 6, 4, 2, 0, -128, 0, 2, 4, 6, 8, 10, 12);
+    const __m256i hi_at = _mm256_setr_epi8(15, 13, 11, 9, 7, 5, 3, 1, 1, 1, 3, 5, 7, 9, 11, 13,
+                                           15, 13, 11, 9, 7, 5, 3, 1, 1, 1, 3, 5, 7, 9, 11, 13);
+    const __m256i keep = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -128, -1, -1, -1, -1, -1, -1, -1,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -128, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i flip = _mm256_setr_epi8(-128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          -128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    byte_tables t;
+    t.lo = _mm256_shuffle_epi8(m, lo_at);
+    t.hi = _mm256_xor_si256(_mm256_and_si256(_mm256_shuffle_epi8(m, hi_at), keep), flip);
+    return t;
+}
+
+/* Block layout: d, qs[16]. Output: (c - 8) * d. An Inf or NaN d (NaN
+ * entries) takes half_tables. */
 static inline __attribute__((always_inline)) void q4_0_block(const uint8_t *blk, uint16_t *dst, bool bf16)
 {
-    const __m256 d = fp16_scale(blk);
-    lookup16(dst, blk + 2, half_tables(_mm256_mul_ps(codes_from(-8), d), _mm256_mul_ps(codes_from(0), d), bf16));
+    uint16_t h;
+    memcpy(&h, blk, sizeof h);
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(h));
+    if ((h & 0x7C00) != 0x7C00)
+        lookup16(dst, blk + 2, q4_0_sym_tables(d, bf16));
+    else
+        lookup16(dst, blk + 2, half_tables(_mm256_mul_ps(codes_from(-8), d), _mm256_mul_ps(codes_from(0), d), bf16));
 }
 
 /* Block layout: d, m, qs[16]. Output: c * d + m. */
