@@ -34,6 +34,11 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(Q8_0, q8_0, avx2),
     GQ_DEQUANTIZE(Q8_1, q8_1, avx2),
     GQ_QUANTIZE(Q8_1, q8_1, avx2),
+    /* legacy half outputs: legacy_half_avx2.c */
+    GQ_DEQUANTIZE_F16(Q4_0, q4_0, avx2),
+    GQ_DEQUANTIZE_BF16(Q4_0, q4_0, avx2),
+    GQ_DEQUANTIZE_F16(Q4_1, q4_1, avx2),
+    GQ_DEQUANTIZE_BF16(Q4_1, q4_1, avx2),
     /* lowbit: lowbit_avx2.c */
     GQ_DEQUANTIZE(Q1_0, q1_0, avx2),
     GQ_QUANTIZE(Q1_0, q1_0, avx2),
