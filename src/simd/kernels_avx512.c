@@ -86,6 +86,8 @@ static const gq_kernel_row rows[] = {
     /* iq1..iq3 half outputs: iq1_half_avx512.c, iq2_half_avx512.c, iq3_half_avx512.c */
     GQ_DEQUANTIZE_F16(IQ1_S, iq1_s, avx512),
     GQ_DEQUANTIZE_BF16(IQ1_S, iq1_s, avx512),
+    GQ_DEQUANTIZE_F16(IQ1_M, iq1_m, avx512),
+    GQ_DEQUANTIZE_BF16(IQ1_M, iq1_m, avx512),
     GQ_DEQUANTIZE_F16(IQ2_XXS, iq2_xxs, avx512),
     GQ_DEQUANTIZE_BF16(IQ2_XXS, iq2_xxs, avx512),
     GQ_DEQUANTIZE_F16(IQ2_XS, iq2_xs, avx512),
