@@ -28,11 +28,31 @@ static inline __m256 gq_iqh_d8(uint16_t bits)
     return _mm256_cvtph_ps(_mm_set1_epi16((short)bits));
 }
 
+/*
+ * gq_fp32_to_bf16 of one float vector, left in the high half of each dword:
+ * x + 0x7FFF + lsb rounds to nearest even; a NaN takes x | 64 << 16 (quiet).
+ * (gq_avx512_f32x16_to_bf16's arithmetic, without its narrowing: two of these
+ * are narrowed together by one VPERMT2W.)
+ */
+static inline __m512i gq_iqh_bf16_high(__m512 xf)
+{
+    const __m512i x = _mm512_castps_si512(xf);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb);
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                  _mm512_set1_epi32(0x7F800000));
+    return _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
+}
+
 /* 32 floats to one 32-word table of halves (gq_fp32_to_fp16 / _bf16 exactly). */
 static inline __m512i gq_iqh_to_half(__m512 lo, __m512 hi, int bf16)
 {
-    const __m256i a = bf16 ? gq_avx512_f32x16_to_bf16(lo) : gq_avx512_f32x16_to_f16(lo);
-    const __m256i b = bf16 ? gq_avx512_f32x16_to_bf16(hi) : gq_avx512_f32x16_to_f16(hi);
+    if (bf16) {
+        const __m512i high_words = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33,
+                                                    31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+        return _mm512_permutex2var_epi16(gq_iqh_bf16_high(lo), high_words, gq_iqh_bf16_high(hi));
+    }
+    const __m256i a = gq_avx512_f32x16_to_f16(lo), b = gq_avx512_f32x16_to_f16(hi);
     return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
 }
 
