@@ -166,6 +166,60 @@ static inline void s_prepare(iq2_block *p, const uint8_t *blk, const __m512i *gr
         p->neg[ib] = gq_load_u32(signs + 4 * ib);
 }
 
+/*
+ * IQ2_S another way: its 1024-entry grid is too big for register lookups
+ * (16 VPERMT2W per block), so the 4 grid points of 32 weights are loaded as
+ * the F32 kernel does and their magnitude bytes widened to word indices: the
+ * low two bits of 8, 25, 43 are 0, 1, 3, distinct, so the tables put the
+ * magnitudes at entries 4g + 0, 1, 3 (s_table) and the bytes need no shift.
+ */
+typedef struct iq2s_block {
+    __m512i  table[2];
+    uint64_t idx[8];    /* the four 10-bit grid indices of group-of-32 ib, in u16 lanes */
+    uint32_t neg[8];
+} iq2s_block;
+
+static inline __m512i s_table(__m512 db, int h, int bf16)
+{
+    const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512 mag = _mm512_setr_ps(8, 25, 0, 43, 8, 25, 0, 43, 8, 25, 0, 43, 8, 25, 0, 43);
+    const __m512i lo = _mm512_add_epi32(pick, _mm512_set1_epi32(8 * h));
+    const __m512i hi = _mm512_add_epi32(pick, _mm512_set1_epi32(8 * h + 4));
+    return gq_iqh_to_half(_mm512_mul_ps(_mm512_permutexvar_ps(lo, db), mag),
+                          _mm512_mul_ps(_mm512_permutexvar_ps(hi, db), mag), bf16);
+}
+
+static inline void s_prepare_bytes(iq2s_block *p, const uint8_t *blk, int bf16)
+{
+    const uint8_t *qs = blk + 2, *signs = qs + QK_K / 8, *qh = blk + 2 + QK_K / 4, *scales = qh + QK_K / 32;
+    const __m512 db = nibble_scales(gq_iqh_d8(gq_load_u16(blk)), scales);
+    p->table[0] = s_table(db, 0, bf16);
+    p->table[1] = s_table(db, 1, bf16);
+    for (int ib = 0; ib < 8; ++ib) {
+        p->idx[ib] = _pdep_u64(gq_load_u32(qs + 4 * ib), UINT64_C(0x00FF00FF00FF00FF)) |
+                     _pdep_u64(qh[ib], UINT64_C(0x0300030003000300));
+        p->neg[ib] = gq_load_u32(signs + 4 * ib);
+    }
+}
+
+static inline void s_decode256(uint16_t *dst, const iq2s_block *p)
+{
+    const __m512i half = _mm512_set_epi16(4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+                                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    for (int ib = 0; ib < QK_K / 32; ++ib, dst += 32) {
+        const uint64_t idx = p->idx[ib];
+        const __m128i a = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)(gq_iq2s_grid + (idx & 0xFFFF))),
+                                           (long long)gq_iq2s_grid[(idx >> 16) & 0xFFFF], 1);
+        const __m128i b = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)(gq_iq2s_grid + ((idx >> 32) & 0xFFFF))),
+                                           (long long)gq_iq2s_grid[idx >> 48], 1);
+        const __m512i w = _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1));
+        /* group 2ib + half, mod 8, at bits 2-4 */
+        const __m512i sel = _mm512_add_epi16(half, _mm512_set1_epi16((short)(8 * (ib % 4))));
+        gq_iqh_store(dst, p->table[ib / 4], _mm512_ternarylogic_epi32(w, sel, _mm512_set1_epi16(~3), 0xD8),
+                     (__mmask32)p->neg[ib]);
+    }
+}
+
 /* The block loop: prepare block b + 1, then decode block b. */
 #define IQ2_HALF_LOOP(prepare, bytes, per16)                                  \
     do {                                                                      \
@@ -198,9 +252,17 @@ static inline __attribute__((always_inline)) void iq2_xs_half(const void *src, u
 
 static inline __attribute__((always_inline)) void iq2_s_half(const void *src, uint16_t *dst, int64_t n, int bf16)
 {
-    __m512i grid[32];
-    grid_codes(gq_iq2s_grid, grid, 32);
-    IQ2_HALF_LOOP(s_prepare, IQ2_S_BYTES, 1);
+    const uint8_t *blk = src;
+    const int64_t nb = n / QK_K;
+    iq2s_block cur, next;
+    s_prepare_bytes(&cur, blk, bf16);
+    next = cur;
+    for (int64_t b = 0; b < nb; ++b, blk += IQ2_S_BYTES, dst += QK_K) {
+        if (b + 1 < nb)
+            s_prepare_bytes(&next, blk + IQ2_S_BYTES, bf16);
+        s_decode256(dst, &cur);
+        cur = next;
+    }
 }
 
 void gq_avx512_dequantize_iq2_xxs_f16(const void *src, uint16_t *dst, int64_t n) { iq2_xxs_half(src, dst, n, 0); }
