@@ -10,9 +10,13 @@
  * once (half_avx512.h) into 32-word VPERMW tables of four entries per group
  * (IQ2_XXS: 8 groups of 32 weights, one table; IQ2_XS and IQ2_S: 16 groups
  * of 16, two), and looks each weight's half up by its level (mag >> 4: 0, 1,
- * 2) under its group. The levels come from the grid entries' 16-bit codes
- * (two bits per coordinate), looked up in registers per block
- * (iq_half_avx512.h has the scheme and the sign flip).
+ * 2) under its group. IQ2_XXS and IQ2_XS take the levels from the grid
+ * entries' 16-bit codes (two bits per coordinate), looked up in registers per
+ * block (iq_half_avx512.h has the scheme and the sign flip); IQ2_S, whose
+ * 1024 entries would take 16 VPERMT2W per block, loads its grid points'
+ * bytes instead (see s_decode256). Measured against each other: the register
+ * codes win for IQ2_XXS (F16 16.2 vs 13.4 Gw/s) and tie for IQ2_XS; the bytes
+ * win for IQ2_S (14.8 vs ~11).
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -147,25 +151,6 @@ static inline void xs_prepare(iq2_block *p, const uint8_t *blk, const __m512i *g
         p->neg[ib] = gq_iqh_signs7((uint32_t)_pext_u64(load_u64(blk + 2 + 8 * ib), UINT64_C(0xFE00FE00FE00FE00)));
 }
 
-static inline void s_prepare(iq2_block *p, const uint8_t *blk, const __m512i *grid, int bf16)
-{
-    const uint8_t *qs = blk + 2, *signs = qs + QK_K / 8, *qh = blk + 2 + QK_K / 4, *scales = qh + QK_K / 32;
-    const __m512 db = nibble_scales(gq_iqh_d8(gq_load_u16(blk)), scales);
-    p->table[0] = group_table(db, 0, bf16);
-    p->table[1] = group_table(db, 1, bf16);
-    /* index j = 4ib + l: qs[j] | bits 2j, 2j + 1 of the 8 qh bytes as bits 8, 9 */
-    const uint64_t h = load_u64(qh);
-    const __m512i lo = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)qs));
-    const __mmask32 b8 = (__mmask32)_pext_u64(h, UINT64_C(0x5555555555555555));
-    const __mmask32 b9 = (__mmask32)_pext_u64(h, UINT64_C(0xAAAAAAAAAAAAAAAA));
-    p->codes = _mm512_mask_blend_epi16(b9, _mm512_mask_blend_epi16(b8, gq_iqh_lookup256(lo, grid),
-                                                                   gq_iqh_lookup256(lo, grid + 8)),
-                                       _mm512_mask_blend_epi16(b8, gq_iqh_lookup256(lo, grid + 16),
-                                                               gq_iqh_lookup256(lo, grid + 24)));
-    for (int ib = 0; ib < 8; ++ib)
-        p->neg[ib] = gq_load_u32(signs + 4 * ib);
-}
-
 /*
  * IQ2_S another way: its 1024-entry grid is too big for register lookups
  * (16 VPERMT2W per block), so the 4 grid points of 32 weights are loaded as
@@ -189,7 +174,7 @@ static inline __m512i s_table(__m512 db, int h, int bf16)
                           _mm512_mul_ps(_mm512_permutexvar_ps(hi, db), mag), bf16);
 }
 
-static inline void s_prepare_bytes(iq2s_block *p, const uint8_t *blk, int bf16)
+static inline void s_prepare(iq2s_block *p, const uint8_t *blk, int bf16)
 {
     const uint8_t *qs = blk + 2, *signs = qs + QK_K / 8, *qh = blk + 2 + QK_K / 4, *scales = qh + QK_K / 32;
     const __m512 db = nibble_scales(gq_iqh_d8(gq_load_u16(blk)), scales);
@@ -255,11 +240,11 @@ static inline __attribute__((always_inline)) void iq2_s_half(const void *src, ui
     const uint8_t *blk = src;
     const int64_t nb = n / QK_K;
     iq2s_block cur, next;
-    s_prepare_bytes(&cur, blk, bf16);
+    s_prepare(&cur, blk, bf16);
     next = cur;
     for (int64_t b = 0; b < nb; ++b, blk += IQ2_S_BYTES, dst += QK_K) {
         if (b + 1 < nb)
-            s_prepare_bytes(&next, blk + IQ2_S_BYTES, bf16);
+            s_prepare(&next, blk + IQ2_S_BYTES, bf16);
         s_decode256(dst, &cur);
         cur = next;
     }

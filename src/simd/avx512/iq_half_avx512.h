@@ -89,13 +89,6 @@ static inline __m512i gq_iqh_lookup512(__m512i idx, const __m512i *t)
     return _mm512_mask_blend_epi16(b8, gq_iqh_lookup256(idx, t), gq_iqh_lookup256(idx, t + 8));
 }
 
-/* Entries idx (< 1024) of the codes t[0..32). */
-static inline __m512i gq_iqh_lookup1024(__m512i idx, const __m512i *t)
-{
-    const __mmask32 b9 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(512));
-    return _mm512_mask_blend_epi16(b9, gq_iqh_lookup512(idx, t), gq_iqh_lookup512(idx, t + 16));
-}
-
 /*
  * 32 halves from `table` by the index in bits 0-4 of `idx`, their sign bits
  * flipped where `neg` has a bit (an add of 0x8000). The conversions round
