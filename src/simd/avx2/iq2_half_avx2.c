@@ -23,7 +23,7 @@
 #include "common/blocks.h"
 #include "quants/fp16.h"
 #include "quants/tables.h"
-#include "simd/avx2/half_avx2.h"
+#include "simd/avx2/iq_half_avx2.h"
 #include "simd/simd.h"
 
 #define IQ2_XXS_BYTES ((int)sizeof(blk_iq2_xxs))
@@ -37,38 +37,21 @@ static inline uint64_t load_u64(const uint8_t *p)
     return v;
 }
 
-/* The low and the high bytes of 16 halves, as VPSHUFB tables (both lanes). */
-typedef struct byte_tables {
-    __m256i lo, hi;
-} byte_tables;
-
 /* What a block's 256 weights are decoded from. */
 typedef struct iq2_block {
-    byte_tables table[4];  /* groups 4t.. (IQ2_XXS: groups of 32, tables 0-1; IQ2_XS/S: of 16) */
+    gq_iqh2_tables table[4];  /* groups 4t.. (IQ2_XXS: groups of 32, tables 0-1; IQ2_XS/S: of 16) */
     uint64_t    idx[8];    /* the 4 grid indices of weights 32ib.., in u16 lanes */
     uint64_t    sgn[8];    /* IQ2_XXS/XS: their 4 ksigns64 indices in u16 lanes; IQ2_S: the 4 sign bytes */
 } iq2_block;
 
-/* 16 floats (a then b) to the byte tables of their halves. */
-static inline byte_tables to_tables(__m256 a, __m256 b, int bf16)
-{
-    const __m256i h = bf16 ? gq_avx2_f32x16_to_bf16(a, b)
-                           : _mm256_inserti128_si256(_mm256_castsi128_si256(gq_avx2_f32x8_to_f16(a)),
-                                                     gq_avx2_f32x8_to_f16(b), 1);
-    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
-                                           0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-    const __m256i s = _mm256_shuffle_epi8(h, split);
-    return (byte_tables){ _mm256_permute4x64_epi64(s, 0x88), _mm256_permute4x64_epi64(s, 0xDD) };
-}
-
 /* The tables of groups 4t..4t+3 of db (db[g] in dword g of db_lo/db_hi for g < 8 / >= 8). */
-static inline byte_tables group_tables(__m256 db, int t, int bf16)
+static inline gq_iqh2_tables group_tables(__m256 db, int t, int bf16)
 {
     const __m256 mag = _mm256_setr_ps(8, 25, 0, 43, 8, 25, 0, 43);
     const __m256i g0 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     const __m256i a = _mm256_add_epi32(g0, _mm256_set1_epi32(4 * (t % 2)));
     const __m256i b = _mm256_add_epi32(g0, _mm256_set1_epi32(4 * (t % 2) + 2));
-    return to_tables(_mm256_mul_ps(_mm256_permutevar8x32_ps(db, a), mag),
+    return gq_iqh2_to_tables(_mm256_mul_ps(_mm256_permutevar8x32_ps(db, a), mag),
                      _mm256_mul_ps(_mm256_permutevar8x32_ps(db, b), mag), bf16);
 }
 
@@ -77,22 +60,6 @@ static inline __m256 group_scales(__m256 d, __m256i ls)
 {
     return _mm256_mul_ps(_mm256_mul_ps(d, _mm256_add_ps(_mm256_set1_ps(0.5f), _mm256_cvtepi32_ps(ls))),
                          _mm256_set1_ps(0.25f));
-}
-
-/* VCVTPH2PS is gq_fp16_to_fp32 (exact; a NaN comes out quiet with its payload, as there). */
-static inline __m256 broadcast_d(uint16_t bits)
-{
-    return _mm256_cvtph_ps(_mm_set1_epi16((short)bits));
-}
-
-/* 4 qwords of `table` by the u16 lanes of idx, in the order (0, 2 | 1, 3). */
-static inline __m256i load4(const uint64_t *table, uint64_t idx)
-{
-    const __m128i a = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)(table + (idx & 0xFFFF))),
-                                       (long long)table[(idx >> 32) & 0xFFFF], 1);
-    const __m128i b = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)(table + ((idx >> 16) & 0xFFFF))),
-                                       (long long)table[idx >> 48], 1);
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
 }
 
 /* IQ2_S: 4 sign bytes (s0..s3) as 0x80 / 0 bytes in the order of load4. */
@@ -105,27 +72,17 @@ static inline __m256i sign_bytes(uint32_t s)
     return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), _mm256_set1_epi8((char)0x80));
 }
 
-/* 32 weights: grid points by idx (u16 lanes), `sel` their group bits (bytes), `neg` 0x80 where negative. */
-static inline void decode32(uint16_t *y, const uint64_t *grid, uint64_t idx, __m256i sel, byte_tables t, __m256i neg)
-{
-    const __m256i i = _mm256_or_si256(_mm256_and_si256(load4(grid, idx), _mm256_set1_epi8(3)), sel);
-    const __m256i lo = _mm256_shuffle_epi8(t.lo, i);
-    const __m256i hi = _mm256_xor_si256(_mm256_shuffle_epi8(t.hi, i), neg);
-    _mm256_storeu_si256((__m256i *)y, _mm256_unpacklo_epi8(lo, hi));
-    _mm256_storeu_si256((__m256i *)(y + 16), _mm256_unpackhi_epi8(lo, hi));
-}
-
 /* kind: 0 IQ2_XXS, 1 IQ2_XS, 2 IQ2_S */
 static inline void decode256(uint16_t *dst, const iq2_block *p, const uint64_t *grid, int kind)
 {
     for (int ib = 0; ib < QK_K / 32; ++ib, dst += 32) {
         const __m256i neg = kind == 2 ? sign_bytes((uint32_t)p->sgn[ib])
-                                      : _mm256_and_si256(load4(gq_ksigns64, p->sgn[ib]), _mm256_set1_epi8((char)0x80));
+                                      : _mm256_and_si256(gq_iqh2_load4(gq_ksigns64, p->sgn[ib]), _mm256_set1_epi8((char)0x80));
         /* groups of 32: 4 (ib % 4); of 16: 4 (2 (ib % 2) + half), half = 1 in bytes 8-15 of a lane */
         const __m256i half = _mm256_setr_epi64x(0, 0x0404040404040404, 0, 0x0404040404040404);
         const __m256i sel = kind == 0 ? _mm256_set1_epi8((char)(4 * (ib % 4)))
                                       : _mm256_add_epi8(half, _mm256_set1_epi8((char)(8 * (ib % 2))));
-        decode32(dst, grid, p->idx[ib], sel, p->table[kind == 0 ? ib / 4 : ib / 2], neg);
+        gq_iqh2_decode32(dst, grid, p->idx[ib], sel, p->table[kind == 0 ? ib / 4 : ib / 2], neg);
     }
 }
 
@@ -133,7 +90,7 @@ static inline void decode256(uint16_t *dst, const iq2_block *p, const uint64_t *
 static inline void nibble_tables(iq2_block *p, const uint8_t *blk, const uint8_t *scales, int bf16)
 {
     const uint64_t s = load_u64(scales);
-    const __m256 d = broadcast_d(gq_load_u16(blk));
+    const __m256 d = gq_iqh2_d8(gq_load_u16(blk));
     for (int h = 0; h < 2; ++h) {
         const __m128i nib = _mm_cvtsi64_si128((long long)_pdep_u64(s >> 32 * h, UINT64_C(0x0F0F0F0F0F0F0F0F)));
         const __m256 db = group_scales(d, _mm256_cvtepu8_epi32(nib));
@@ -149,7 +106,7 @@ static inline void xxs_prepare(iq2_block *p, const uint8_t *blk, int bf16)
     const __m256i b = _mm256_loadu_si256((const __m256i *)(blk + 34));
     const __m256i aux = _mm256_permute4x64_epi64(
         _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), 0xDD)), 0xD8);
-    const __m256 db = group_scales(broadcast_d(gq_load_u16(blk)), _mm256_srli_epi32(aux, 28));
+    const __m256 db = group_scales(gq_iqh2_d8(gq_load_u16(blk)), _mm256_srli_epi32(aux, 28));
     p->table[0] = group_tables(db, 0, bf16);
     p->table[1] = group_tables(db, 1, bf16);
     for (int ib = 0; ib < 8; ++ib) {
