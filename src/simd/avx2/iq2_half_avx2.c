@@ -62,21 +62,11 @@ static inline __m256 group_scales(__m256 d, __m256i ls)
                          _mm256_set1_ps(0.25f));
 }
 
-/* IQ2_S: 4 sign bytes (s0..s3) as 0x80 / 0 bytes in the order of load4. */
-static inline __m256i sign_bytes(uint32_t s)
-{
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2,
-                                            1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x((long long)UINT64_C(0x8040201008040201));
-    const __m256i b = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)s), spread), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), _mm256_set1_epi8((char)0x80));
-}
-
 /* kind: 0 IQ2_XXS, 1 IQ2_XS, 2 IQ2_S */
 static inline void decode256(uint16_t *dst, const iq2_block *p, const uint64_t *grid, int kind)
 {
     for (int ib = 0; ib < QK_K / 32; ++ib, dst += 32) {
-        const __m256i neg = kind == 2 ? sign_bytes((uint32_t)p->sgn[ib])
+        const __m256i neg = kind == 2 ? gq_iqh2_sign_bytes((uint32_t)p->sgn[ib])
                                       : _mm256_and_si256(gq_iqh2_load4(gq_ksigns64, p->sgn[ib]), _mm256_set1_epi8((char)0x80));
         /* groups of 32: 4 (ib % 4); of 16: 4 (2 (ib % 2) + half), half = 1 in bytes 8-15 of a lane */
         const __m256i half = _mm256_setr_epi64x(0, 0x0404040404040404, 0, 0x0404040404040404);

@@ -56,4 +56,14 @@ static inline void gq_iqh2_decode32(uint16_t *y, const uint64_t *grid, uint64_t 
     _mm256_storeu_si256((__m256i *)(y + 16), _mm256_unpackhi_epi8(lo, hi));
 }
 
+/* 4 sign bytes (s0..s3: 8 weights each) as 0x80 / 0 bytes in the order of gq_iqh2_load4. */
+static inline __m256i gq_iqh2_sign_bytes(uint32_t s)
+{
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2,
+                                            1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long)UINT64_C(0x8040201008040201));
+    const __m256i b = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)s), spread), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(b, bit), _mm256_set1_epi8((char)0x80));
+}
+
 #endif
