@@ -78,7 +78,6 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE_BF16(IQ2_XS, iq2_xs, avx2),
     GQ_DEQUANTIZE_F16(IQ2_S, iq2_s, avx2),
     GQ_DEQUANTIZE_BF16(IQ2_S, iq2_s, avx2),
-    GQ_DEQUANTIZE_F16(IQ3_XXS, iq3_xxs, avx2),
     GQ_DEQUANTIZE_BF16(IQ3_XXS, iq3_xxs, avx2),
     GQ_DEQUANTIZE_F16(IQ3_S, iq3_s, avx2),
     GQ_DEQUANTIZE_BF16(IQ3_S, iq3_s, avx2),
