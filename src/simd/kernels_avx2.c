@@ -74,6 +74,18 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(IQ3_XXS, iq3_xxs, avx2),
     GQ_DEQUANTIZE(IQ3_S, iq3_s, avx2),
     GQ_QUANTIZE(IQ3_S, iq3_s, avx2),
+    /* iq1..iq3 half outputs: iq1_half_avx2.c, iq2_half_avx2.c, iq3_half_avx2.c */
+    GQ_DEQUANTIZE_F16(IQ1_S, iq1_s, avx2),
+    GQ_DEQUANTIZE_BF16(IQ1_S, iq1_s, avx2),
+    GQ_DEQUANTIZE_F16(IQ2_XXS, iq2_xxs, avx2),
+    GQ_DEQUANTIZE_BF16(IQ2_XXS, iq2_xxs, avx2),
+    GQ_DEQUANTIZE_F16(IQ2_XS, iq2_xs, avx2),
+    GQ_DEQUANTIZE_BF16(IQ2_XS, iq2_xs, avx2),
+    GQ_DEQUANTIZE_F16(IQ2_S, iq2_s, avx2),
+    GQ_DEQUANTIZE_BF16(IQ2_S, iq2_s, avx2),
+    GQ_DEQUANTIZE_BF16(IQ3_XXS, iq3_xxs, avx2),
+    GQ_DEQUANTIZE_F16(IQ3_S, iq3_s, avx2),
+    GQ_DEQUANTIZE_BF16(IQ3_S, iq3_s, avx2),
     /* iq4: iq4_avx2.c */
     GQ_DEQUANTIZE(IQ4_NL, iq4_nl, avx2),
     GQ_QUANTIZE(IQ4_NL, iq4_nl, avx2),
