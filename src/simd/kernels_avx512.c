@@ -98,6 +98,11 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(MXFP4, mxfp4, avx2),
     GQ_DEQUANTIZE(NVFP4, nvfp4, avx512),
     GQ_QUANTIZE(NVFP4, nvfp4, avx2),
+    /* iq4, fp4, lowbit, ternary half outputs: iq4_half_avx512.c */
+    GQ_DEQUANTIZE_F16(IQ4_NL, iq4_nl, avx512),
+    GQ_DEQUANTIZE_BF16(IQ4_NL, iq4_nl, avx512),
+    GQ_DEQUANTIZE_F16(IQ4_XS, iq4_xs, avx512),
+    GQ_DEQUANTIZE_BF16(IQ4_XS, iq4_xs, avx512),
 };
 
 const gq_isa_kernels gq_avx512_kernels = {
