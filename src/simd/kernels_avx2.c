@@ -88,7 +88,7 @@ static const gq_kernel_row rows[] = {
 
 const gq_isa_kernels gq_avx2_kernels = {
     .isa = GQ_ISA_ID_avx2,
-    .prepare = gq_avx2_prepare_fp4,   /* fp4_avx2.c's scale tables */
+    .prepare = gq_avx2_prepare_fp4_half,   /* fp4_avx2.c's and fp4_half_avx2.c's scale tables */
     .rows = rows,
     .n_rows = (int)(sizeof rows / sizeof rows[0]),
 };

@@ -53,25 +53,28 @@ static inline __m512i gq_half_table_pair(__m512 a, __m512 b, int bf16, int may_n
 }
 
 /*
- * The 32 code words of a group of 32 weights whose 16 bytes are at qs (byte
- * j: weight j in the low nibble, j + 16 in the high one), in bits 0-3 of
- * each word (higher bits hold junk). No shifts (Zen 4 runs them on its two
- * shuffle pipes, with VPSHUFB and VPERMW): the 16 bytes go to every 128-bit
- * lane (a load), VPSHUFB puts byte j into the high byte of word j (lanes 0-1)
- * or word j + 16 (lanes 2-3), and VPMULHUW (a multiply pipe) by 256 brings
- * the whole byte down, by 16 its high nibble.
+ * The 32 code words of 16 nibble bytes at qs, in bits 0-3 of each word
+ * (higher bits hold junk). sub16 = 0, a group of 32 weights (byte j: weight
+ * j in the low nibble, j + 16 in the high one): words 0-15 the low nibbles,
+ * 16-31 the high ones. sub16 = 1, two NVFP4 sub-blocks of 16 (bytes 0-7 and
+ * 8-15, byte j: weight j low, j + 8 high): words 0-7 low nibbles of bytes
+ * 0-7, 8-15 their high nibbles, 16-31 the same for bytes 8-15.
+ * No shifts (Zen 4 runs them on its two shuffle pipes, with VPSHUFB and
+ * VPERMW): the 16 bytes go to every 128-bit lane (a load), VPSHUFB puts
+ * each word's byte into its high byte, and VPMULHUW (a multiply pipe) by
+ * 256 brings the whole byte down, by 16 its high nibble.
  */
-static inline __m512i gq_nibble_words(const uint8_t *qs)
+static inline __m512i gq_nibble_words(const uint8_t *qs, int sub16)
 {
-    static const uint8_t to_high_bytes[64] = {
-        0x80, 0, 0x80, 1, 0x80, 2,  0x80, 3,  0x80, 4,  0x80, 5,  0x80, 6,  0x80, 7,
-        0x80, 8, 0x80, 9, 0x80, 10, 0x80, 11, 0x80, 12, 0x80, 13, 0x80, 14, 0x80, 15,
-        0x80, 0, 0x80, 1, 0x80, 2,  0x80, 3,  0x80, 4,  0x80, 5,  0x80, 6,  0x80, 7,
-        0x80, 8, 0x80, 9, 0x80, 10, 0x80, 11, 0x80, 12, 0x80, 13, 0x80, 14, 0x80, 15,
-    };
+#define GQ_HI_BYTES(o) 0x80, o, 0x80, o + 1, 0x80, o + 2, 0x80, o + 3, 0x80, o + 4, 0x80, o + 5, 0x80, o + 6, 0x80, o + 7
+    static const uint8_t group32[64] = { GQ_HI_BYTES(0), GQ_HI_BYTES(8), GQ_HI_BYTES(0), GQ_HI_BYTES(8) };
+    static const uint8_t pair16[64] = { GQ_HI_BYTES(0), GQ_HI_BYTES(0), GQ_HI_BYTES(8), GQ_HI_BYTES(8) };
+#undef GQ_HI_BYTES
     const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)qs));
-    const __m512i w = _mm512_shuffle_epi8(q, _mm512_loadu_si512(to_high_bytes));
-    const __m512i down = _mm512_inserti64x4(_mm512_set1_epi16(256), _mm256_set1_epi16(16), 1);
+    const __m512i w = _mm512_shuffle_epi8(q, _mm512_loadu_si512(sub16 ? pair16 : group32));
+    const long long by256 = 0x0100010001000100LL, by16 = 0x0010001000100010LL;   /* per 128-bit lane: */
+    const __m512i down = sub16 ? _mm512_set_epi64(by16, by16, by256, by256, by16, by16, by256, by256)
+                               : _mm512_set_epi64(by16, by16, by16, by16, by256, by256, by256, by256);
     return _mm512_mulhi_epu16(w, down);
 }
 
@@ -86,14 +89,14 @@ static inline void gq_lookup_store(uint16_t *dst, __m512i table, __m512i words, 
  * group b from words 16-31 to dst[32..64). */
 static inline void gq_nibble_pair_half(uint16_t *dst, __m512i table, const uint8_t *qa, const uint8_t *qb)
 {
-    gq_lookup_store(dst, table, gq_nibble_words(qa), _mm512_setzero_si512());
-    gq_lookup_store(dst + 32, table, gq_nibble_words(qb), _mm512_set1_epi16(16));
+    gq_lookup_store(dst, table, gq_nibble_words(qa, 0), _mm512_setzero_si512());
+    gq_lookup_store(dst + 32, table, gq_nibble_words(qb, 0), _mm512_set1_epi16(16));
 }
 
 /* One such group, its 16 halves in table. */
 static inline void gq_nibble_one_half(uint16_t *dst, __m256i table, const uint8_t *qs)
 {
-    gq_lookup_store(dst, _mm512_zextsi256_si512(table), gq_nibble_words(qs), _mm512_setzero_si512());
+    gq_lookup_store(dst, _mm512_zextsi256_si512(table), gq_nibble_words(qs, 0), _mm512_setzero_si512());
 }
 
 #endif
