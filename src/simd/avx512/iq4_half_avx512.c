@@ -6,8 +6,8 @@
  * A group of 32 weights takes 16 values, dl * (float)kvalue: the group's
  * 16-float table is made by the scalar's products (one multiply of dl with
  * the codebook as floats, as iq4_avx512.c) and converted once with
- * half_avx512.h. Two groups' half tables share one 32-word VPERMW table; the
- * index words come from the nibble bytes (see nibble_half_avx512.h). NaN,
+ * half_avx512.h, held twice in one VPERMW table; the index words come from
+ * the nibble bytes (see nibble_half_avx512.h). NaN,
  * Inf and subnormal scales come out right because the table is the scalar's
  * floats converted exactly.
  */
@@ -41,30 +41,23 @@ static inline int fp16_is_nan(uint16_t h)
 }
 
 /*
- * Two groups' tables dl * codebook as one 32-word half table. Only a NaN dl
- * gives NaN entries (no codebook value is 0, so Inf * kvalue is Inf): the
- * cheap conversion runs unless the caller saw one.
+ * The halves of dl * codebook, twice. Only a NaN dl gives NaN entries (no
+ * codebook value is 0, so Inf * kvalue is Inf): the cheap conversion runs
+ * unless the caller saw one.
  */
-static inline __m512i pair_table(__m512 dla, __m512 dlb, __m512 codebook, int bf16, int nan)
+static inline __m512i group_table(__m512 dl, __m512 codebook, int bf16, int nan)
 {
-    const __m512 a = _mm512_mul_ps(dla, codebook), b = _mm512_mul_ps(dlb, codebook);
-    return nan ? gq_half_table_pair(a, b, bf16, 1) : gq_half_table_pair(a, b, bf16, 0);
+    const __m512 v = _mm512_mul_ps(dl, codebook);
+    return nan ? gq_half_table2x(v, bf16, 1) : gq_half_table2x(v, bf16, 0);
 }
 
 static inline void iq4_nl_half(const void *src, uint16_t *dst, int64_t n, int bf16)
 {
     const __m512 codebook = codebook_f32();
     const uint8_t *blk = src;
-    int64_t nb = n / QK4_NL;
-    for (; nb >= 2; nb -= 2, blk += 2 * IQ4NL_BYTES, dst += 2 * QK4_NL) {
-        const uint16_t ha = gq_load_u16(blk), hb = gq_load_u16(blk + IQ4NL_BYTES);
-        const __m512i t = pair_table(fp16_scale(ha), fp16_scale(hb), codebook, bf16,
-                                     fp16_is_nan(ha) | fp16_is_nan(hb));
-        gq_nibble_pair_half(dst, t, blk + 2, blk + IQ4NL_BYTES + 2);
-    }
-    if (nb) {
-        const __m512 a = _mm512_mul_ps(fp16_scale(gq_load_u16(blk)), codebook);
-        gq_nibble_one_half(dst, gq_half_table16(a, bf16), blk + 2);
+    for (int64_t i = 0; i < n / QK4_NL; i++, blk += IQ4NL_BYTES, dst += QK4_NL) {
+        const uint16_t h = gq_load_u16(blk);
+        gq_nibble_dup_half(dst, group_table(fp16_scale(h), codebook, bf16, fp16_is_nan(h)), blk + 2);
     }
 }
 
@@ -72,10 +65,8 @@ static inline void iq4_nl_half(const void *src, uint16_t *dst, int64_t n, int bf
 static inline void iq4_xs_groups(uint16_t *dst, const float *dl, const uint8_t *qs, __m512 codebook,
                                  int bf16, int nan)
 {
-    for (int ib = 0; ib < QK_K / 32; ib += 2, qs += 32, dst += 64) {
-        const __m512i t = pair_table(_mm512_set1_ps(dl[ib]), _mm512_set1_ps(dl[ib + 1]), codebook, bf16, nan);
-        gq_nibble_pair_half(dst, t, qs, qs + 16);
-    }
+    for (int ib = 0; ib < QK_K / 32; ib++, qs += 16, dst += 32)
+        gq_nibble_dup_half(dst, group_table(_mm512_set1_ps(dl[ib]), codebook, bf16, nan), qs);
 }
 
 static inline void iq4_xs_half(const void *src, uint16_t *dst, int64_t n, int bf16)
