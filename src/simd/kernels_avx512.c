@@ -98,7 +98,8 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(MXFP4, mxfp4, avx2),
     GQ_DEQUANTIZE(NVFP4, nvfp4, avx512),
     GQ_QUANTIZE(NVFP4, nvfp4, avx2),
-    /* iq4, fp4, lowbit, ternary half outputs: iq4_half_avx512.c, fp4_half_avx512.c */
+    /* iq4, fp4, lowbit, ternary half outputs: iq4_half_avx512.c, fp4_half_avx512.c,
+     * lowbit_half_avx512.c */
     GQ_DEQUANTIZE_F16(IQ4_NL, iq4_nl, avx512),
     GQ_DEQUANTIZE_BF16(IQ4_NL, iq4_nl, avx512),
     GQ_DEQUANTIZE_F16(IQ4_XS, iq4_xs, avx512),
@@ -107,6 +108,14 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE_BF16(MXFP4, mxfp4, avx512),
     GQ_DEQUANTIZE_F16(NVFP4, nvfp4, avx512),
     GQ_DEQUANTIZE_BF16(NVFP4, nvfp4, avx512),
+    GQ_DEQUANTIZE_F16(Q1_0, q1_0, avx512),
+    GQ_DEQUANTIZE_BF16(Q1_0, q1_0, avx512),
+    GQ_DEQUANTIZE_F16(Q2_0, q2_0, avx512),
+    GQ_DEQUANTIZE_BF16(Q2_0, q2_0, avx512),
+    GQ_DEQUANTIZE_F16(TQ1_0, tq1_0, avx512),
+    GQ_DEQUANTIZE_BF16(TQ1_0, tq1_0, avx512),
+    GQ_DEQUANTIZE_F16(TQ2_0, tq2_0, avx512),
+    GQ_DEQUANTIZE_BF16(TQ2_0, tq2_0, avx512),
 };
 
 const gq_isa_kernels gq_avx512_kernels = {
