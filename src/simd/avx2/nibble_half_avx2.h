@@ -67,6 +67,13 @@ static inline void gq_avx2_lookup32(uint16_t *dst, __m256i lo, __m256i hi, __m25
     _mm256_storeu_si256((__m256i *)(dst + 16), _mm256_unpackhi_epi8(l, h));
 }
 
+/* 16 halves: the words of the low 8 idx bytes of lane 0, then of lane 1. */
+static inline void gq_avx2_lookup16(uint16_t *dst, __m256i lo, __m256i hi, __m256i idx)
+{
+    const __m256i l = _mm256_shuffle_epi8(lo, idx), h = _mm256_shuffle_epi8(hi, idx);
+    _mm256_storeu_si256((__m256i *)dst, _mm256_unpacklo_epi8(l, h));
+}
+
 /*
  * The nibble indices of 16 bytes at qs in lookup32's order: qwords Q0 Q1
  * become lo(Q0) hi(Q0) | lo(Q1) hi(Q1). For a group of 32 (byte j: weight j
