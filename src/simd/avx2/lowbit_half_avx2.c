@@ -65,12 +65,33 @@ static inline void q1_0_half(const void *src, uint16_t *dst, int64_t n, int bf16
 }
 
 /*
+ * The code tables of two Q2_0 blocks from one conversion: lanes 4i..4i+3
+ * are (float)(code - 1) * d_i; VPSHUFB picks block i's low and high bytes.
+ */
+static inline void q2_0_tables2(const uint8_t *blk, int bf16, __m256i lo[2], __m256i hi[2])
+{
+    const uint32_t h2 = gq_load_u16(blk) | (uint32_t)gq_load_u16(blk + Q2_0_BYTES) << 16;
+    const __m256 d = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h2))),
+                                              _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    const __m128i h = halves8(_mm256_mul_ps(_mm256_setr_ps(-1, 0, 1, 2, -1, 0, 1, 2), d), bf16);
+    const __m256i hh = _mm256_set_m128i(h, h);
+    for (int i = 0; i < 2; i++) {
+        const char l0 = (char)(8 * i), l1 = (char)(8 * i + 2), l2 = (char)(8 * i + 4), l3 = (char)(8 * i + 6);
+        lo[i] = _mm256_shuffle_epi8(hh, _mm256_setr_epi8(l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3,
+                                                         l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3));
+        hi[i] = _mm256_shuffle_epi8(hh, _mm256_add_epi8(_mm256_set1_epi8(1),
+            _mm256_setr_epi8(l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3,
+                             l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3, l0, l1, l2, l3)));
+    }
+}
+
+/*
  * Q2_0: byte b holds weights 4b..4b+3 (2 bits each, LSB first). 16 weights
  * as words: VPSHUFB puts byte (weight / 4) into each word's high byte and
  * VPMULHUW by 2^(8 - 2 * (weight % 4)) brings the code down; VPACKUSWB of
  * weights 0-15 and 16-31 is the lookup's order.
  */
-static inline void q2_0_half(const void *src, uint16_t *dst, int64_t n, int bf16)
+static inline void q2_0_block(uint16_t *dst, const uint8_t *blk, __m256i lo, __m256i hi)
 {
 #define GQ_HI4(b) 0x80, b, 0x80, b, 0x80, b, 0x80, b
     static const uint8_t spread[4][32] = {
@@ -79,16 +100,28 @@ static inline void q2_0_half(const void *src, uint16_t *dst, int64_t n, int bf16
     };
 #undef GQ_HI4
     const __m256i down = _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4);
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    for (int g = 0; g < 2; g++) {
+        const __m256i a = _mm256_mulhi_epu16(_mm256_shuffle_epi8(q, _mm256_loadu_si256((const __m256i *)spread[2 * g])), down);
+        const __m256i c = _mm256_mulhi_epu16(_mm256_shuffle_epi8(q, _mm256_loadu_si256((const __m256i *)spread[2 * g + 1])), down);
+        gq_avx2_lookup32(dst + 32 * g, lo, hi, _mm256_and_si256(_mm256_packus_epi16(a, c), _mm256_set1_epi8(3)));
+    }
+}
+
+static inline void q2_0_half(const void *src, uint16_t *dst, int64_t n, int bf16)
+{
     const uint8_t *blk = src;
-    for (int64_t b = 0; b < n / Q2_0_BLOCK; b++, blk += Q2_0_BYTES, dst += Q2_0_BLOCK) {
+    int64_t nb = n / Q2_0_BLOCK;
+    for (; nb >= 2; nb -= 2) {
+        __m256i lo[2], hi[2];
+        q2_0_tables2(blk, bf16, lo, hi);
+        for (int i = 0; i < 2; i++, blk += Q2_0_BYTES, dst += Q2_0_BLOCK)
+            q2_0_block(dst, blk, lo[i], hi[i]);
+    }
+    if (nb) {
         __m256i lo, hi;
         code_tables(blk, bf16, &lo, &hi);
-        const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk + 2)));
-        for (int g = 0; g < 2; g++) {
-            const __m256i a = _mm256_mulhi_epu16(_mm256_shuffle_epi8(q, _mm256_loadu_si256((const __m256i *)spread[2 * g])), down);
-            const __m256i c = _mm256_mulhi_epu16(_mm256_shuffle_epi8(q, _mm256_loadu_si256((const __m256i *)spread[2 * g + 1])), down);
-            gq_avx2_lookup32(dst + 32 * g, lo, hi, _mm256_and_si256(_mm256_packus_epi16(a, c), _mm256_set1_epi8(3)));
-        }
+        q2_0_block(dst, blk, lo, hi);
     }
 }
 

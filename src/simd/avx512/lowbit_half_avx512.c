@@ -64,11 +64,30 @@ static inline void q1_0_half(const void *src, uint16_t *dst, int64_t n, int bf16
 }
 
 /*
+ * The code tables of four Q2_0 blocks from one conversion: lanes 4i..4i+3
+ * are (float)(code - 1) * d_i; t[i] holds block i's 4 halves through all
+ * 32 words (one VPERMW each).
+ */
+static inline void q2_0_tables4(const uint8_t *blk, int bf16, __m512i t[4])
+{
+    const uint64_t h4 = (uint64_t)gq_load_u16(blk) | (uint64_t)gq_load_u16(blk + Q2_0_BYTES) << 16 |
+                        (uint64_t)gq_load_u16(blk + 2 * Q2_0_BYTES) << 32 |
+                        (uint64_t)gq_load_u16(blk + 3 * Q2_0_BYTES) << 48;
+    const __m512 d = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                           _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h4))));
+    const __m512 codes = _mm512_castsi512_ps(_mm512_broadcast_i32x4(_mm_castps_si128(_mm_setr_ps(-1, 0, 1, 2))));
+    const __m512i h = _mm512_castsi256_si512(halves16(_mm512_mul_ps(codes, d), bf16));
+    for (int i = 0; i < 4; i++)
+        t[i] = _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_set4_epi32(0x00030002, 0x00010000, 0x00030002, 0x00010000),
+                                                         _mm512_set1_epi16((short)(4 * i))), h);
+}
+
+/*
  * Q2_0: byte b holds weights 4b..4b+3 (2 bits each, LSB first). Weights
  * 32h..32h+31 are bytes 8h..8h+7: VPSHUFB copies byte 8h + 2l + k/4 into
  * word k of 128-bit lane l, VPSRLVW shifts it by 2 * (k % 4).
  */
-static inline void q2_0_half(const void *src, uint16_t *dst, int64_t n, int bf16)
+static inline void q2_0_block(uint16_t *dst, const uint8_t *blk, __m512i t)
 {
 #define GQ_WORDS_OF(b) b, 0x80, b, 0x80, b, 0x80, b, 0x80, b + 1, 0x80, b + 1, 0x80, b + 1, 0x80, b + 1, 0x80
     static const uint8_t spread[2][64] = {
@@ -77,15 +96,24 @@ static inline void q2_0_half(const void *src, uint16_t *dst, int64_t n, int bf16
     };
 #undef GQ_WORDS_OF
     const __m512i shift = _mm512_broadcast_i32x4(_mm_setr_epi16(0, 2, 4, 6, 0, 2, 4, 6));
-    const __m512i lo = _mm512_loadu_si512(spread[0]), hi = _mm512_loadu_si512(spread[1]);
+    const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    for (int h = 0; h < 2; h++)
+        _mm512_storeu_si512(dst + 32 * h, _mm512_permutexvar_epi16(
+            _mm512_srlv_epi16(_mm512_shuffle_epi8(q, _mm512_loadu_si512(spread[h])), shift), t));
+}
+
+static inline void q2_0_half(const void *src, uint16_t *dst, int64_t n, int bf16)
+{
     const uint8_t *blk = src;
-    for (int64_t b = 0; b < n / Q2_0_BLOCK; b++, blk += Q2_0_BYTES, dst += Q2_0_BLOCK) {
-        const __m512i t = code_table(blk, bf16);
-        const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(blk + 2)));
-        _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(_mm512_srlv_epi16(_mm512_shuffle_epi8(q, lo), shift), t));
-        _mm512_storeu_si512(dst + 32,
-                            _mm512_permutexvar_epi16(_mm512_srlv_epi16(_mm512_shuffle_epi8(q, hi), shift), t));
+    int64_t nb = n / Q2_0_BLOCK;
+    for (; nb >= 4; nb -= 4) {
+        __m512i t[4];
+        q2_0_tables4(blk, bf16, t);
+        for (int i = 0; i < 4; i++, blk += Q2_0_BYTES, dst += Q2_0_BLOCK)
+            q2_0_block(dst, blk, t[i]);
     }
+    for (; nb > 0; nb--, blk += Q2_0_BYTES, dst += Q2_0_BLOCK)
+        q2_0_block(dst, blk, code_table(blk, bf16));
 }
 
 /* TQ2_0: byte m of a 32-byte group holds weights m, m + 32, m + 64, m + 96. */
