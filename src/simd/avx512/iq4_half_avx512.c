@@ -6,10 +6,10 @@
  * A group of 32 weights takes 16 values, dl * (float)kvalue: the group's
  * 16-float table is made by the scalar's products (one multiply of dl with
  * the codebook as floats, as iq4_avx512.c) and converted once with
- * half_avx512.h, held twice in one VPERMW table; the index words come from
- * the nibble bytes (see nibble_half_avx512.h). NaN,
- * Inf and subnormal scales come out right because the table is the scalar's
- * floats converted exactly.
+ * half_avx512.h (the cheap exact form unless dl is NaN), held twice in one
+ * VPERMW table; the index words come from the nibble bytes (see
+ * nibble_half_avx512.h). NaN, Inf and subnormal scales come out right
+ * because the table is the scalar's floats converted exactly.
  */
 #include <immintrin.h>
 #include <stdint.h>
