@@ -101,11 +101,29 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(MXFP4, mxfp4, avx2),
     GQ_DEQUANTIZE(NVFP4, nvfp4, avx2),
     GQ_QUANTIZE(NVFP4, nvfp4, avx2),
+    /* iq4, fp4, lowbit, ternary half outputs: iq4_half_avx2.c, fp4_half_avx2.c,
+     * lowbit_half_avx2.c */
+    GQ_DEQUANTIZE_F16(IQ4_NL, iq4_nl, avx2),
+    GQ_DEQUANTIZE_BF16(IQ4_NL, iq4_nl, avx2),
+    GQ_DEQUANTIZE_F16(IQ4_XS, iq4_xs, avx2),
+    GQ_DEQUANTIZE_BF16(IQ4_XS, iq4_xs, avx2),
+    GQ_DEQUANTIZE_F16(MXFP4, mxfp4, avx2),
+    GQ_DEQUANTIZE_BF16(MXFP4, mxfp4, avx2),
+    GQ_DEQUANTIZE_F16(NVFP4, nvfp4, avx2),
+    GQ_DEQUANTIZE_BF16(NVFP4, nvfp4, avx2),
+    GQ_DEQUANTIZE_F16(Q1_0, q1_0, avx2),
+    GQ_DEQUANTIZE_BF16(Q1_0, q1_0, avx2),
+    GQ_DEQUANTIZE_F16(Q2_0, q2_0, avx2),
+    GQ_DEQUANTIZE_BF16(Q2_0, q2_0, avx2),
+    GQ_DEQUANTIZE_F16(TQ1_0, tq1_0, avx2),
+    GQ_DEQUANTIZE_BF16(TQ1_0, tq1_0, avx2),
+    GQ_DEQUANTIZE_F16(TQ2_0, tq2_0, avx2),
+    GQ_DEQUANTIZE_BF16(TQ2_0, tq2_0, avx2),
 };
 
 const gq_isa_kernels gq_avx2_kernels = {
     .isa = GQ_ISA_ID_avx2,
-    .prepare = gq_avx2_prepare_fp4,   /* fp4_avx2.c's scale tables */
+    .prepare = gq_avx2_prepare_fp4_half,   /* fp4_avx2.c's and fp4_half_avx2.c's scale tables */
     .rows = rows,
     .n_rows = (int)(sizeof rows / sizeof rows[0]),
 };

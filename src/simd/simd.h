@@ -108,8 +108,12 @@ extern const gq_isa_kernels gq_avx2_kernels, gq_avx512_kernels, gq_neon_kernels;
 #if defined(__x86_64__) || defined(__i386__)
 GQ_DECLARE_ISA(avx2)
 GQ_DECLARE_ISA(avx512)
-/* Fills fp4_avx2.c's scale tables; the prepare step of every table listing its kernels. */
+/* Fills fp4_avx2.c's scale tables (gq_avx2_prepare_fp4_half, the x86 tables' prepare step, calls it). */
 void gq_avx2_prepare_fp4(void);
+/* gq_avx2_prepare_fp4, then the fused FP4 half-output kernels' tables
+ * (fp4_half_avx2.c): [MXFP4 F16, MXFP4 BF16, NVFP4 F16, NVFP4 BF16][scale byte][code]. */
+void gq_avx2_prepare_fp4_half(void);
+extern uint16_t gq_fp4_half_tables[4][256][16];
 /* The IQ search tables of iq_quant_<isa>.c (the IQ quantizers run the scalar
  * drivers with them); for tests: call them only where the ISA runs. */
 extern const gq_iq_search_ops gq_iq_search_avx2;
