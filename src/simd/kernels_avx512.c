@@ -66,6 +66,9 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(Q6_K, q6_K, avx512),
     GQ_DEQUANTIZE(Q8_K, q8_K, avx2),
     GQ_QUANTIZE(Q8_K, q8_K, avx512),
+    /* kquants half outputs: kquants_half_avx512.c */
+    GQ_DEQUANTIZE_F16(Q4_K, q4_K, avx512),
+    GQ_DEQUANTIZE_BF16(Q4_K, q4_K, avx512),
     /* iq1: iq1_avx512.c, iq_quant_avx512.c, iq1_avx2.c */
     GQ_DEQUANTIZE(IQ1_S, iq1_s, avx512),
     GQ_QUANTIZE(IQ1_S, iq1_s, avx512),

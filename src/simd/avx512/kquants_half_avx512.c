@@ -1,0 +1,173 @@
+/*
+ * kquants_half_avx512.c — AVX-512 K-quant dequantizers straight to F16 and
+ * BF16. Scalar twin: gq_dequantize_<t> (src/quants/kquants.c) followed by
+ * gq_quantize_f16 / gq_quantize_bf16 (src/quants/float.c).
+ *
+ * Technique: each sub-block's weights take few distinct values (Q4_K: 16,
+ * Q5_K: 32). Those values are computed in F32 for every level with the
+ * scalar kernel's operations in its order (d1 * q - m1: a multiply, then a
+ * subtract; built with -ffp-contract=off), converted once per sub-block,
+ * and the halves are looked up per weight with VPERMT2W (a 64-word table in
+ * two registers, 6 index bits). The lookup returns exactly the half the
+ * scalar path makes for that level, so NaN/Inf/subnormal scales come out
+ * right by construction.
+ *  - F16: the table is converted by gq_avx512_f32x16_to_f16 (half_avx512.h);
+ *    its 16 halves fill words 0-15 of a register, the index is the level.
+ *  - BF16: the table is rounded in its F32 lanes (bf16_high_words below, the
+ *    arithmetic of gq_avx512_f32x16_to_bf16 without its final narrowing),
+ *    so the BF16 of level q sits in word 2q + 1: no pack, index 2q + 1.
+ * The per-block factors (d * sc, dmin * m) are staged one block ahead and
+ * re-read as broadcasts, as kquants_avx512.c does. Uses AVX-512 F/BW/VL/DQ
+ * only. Blocks are read through byte offsets; nothing outside dst[0..n) is
+ * written.
+ */
+#include <immintrin.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/blocks.h"
+#include "simd/simd.h"
+#include "simd/x86_quant.h"
+#include "simd/avx512/half_avx512.h"
+#include "simd/avx512/vec_avx512.h"
+
+#define ALIGNED64 __attribute__((aligned(64)))
+#define INLINE static inline __attribute__((always_inline))
+
+enum { Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs) };
+
+/*
+ * gq_avx512_f32x16_to_bf16's rounding kept in the 32-bit lanes: the high
+ * word of each lane is gq_fp32_to_bf16(x): x + 0x7FFF + lsb rounds to
+ * nearest even, a NaN lane takes x | 0x400000 (its high word: (x >> 16) | 64).
+ * Without NaN lanes (nan_free) the rounding alone is that.
+ */
+INLINE __m512i bf16_high_words(__m512 xf, bool nan_free)
+{
+    const __m512i x = _mm512_castps_si512(xf);
+    if (nan_free) { /* x + 0x7FFF, or x + 0x8000 where the lsb (bit 16) is set */
+        const __mmask16 odd = _mm512_test_epi32_mask(x, _mm512_set1_epi32(0x10000));
+        return _mm512_mask_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), odd, x,
+                                     _mm512_set1_epi32(0x8000));
+    }
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb);
+    const __mmask16 nan = _mm512_cmp_ps_mask(xf, xf, _CMP_UNORD_Q);
+    return _mm512_mask_or_epi32(rounded, nan, x, _mm512_set1_epi32(0x00400000));
+}
+
+/*
+ * A 16-entry F32 table as the half lookup's words: F16 in words 0-15,
+ * BF16 in the odd words (see the header comment). vcvtps2ph equals
+ * gq_fp32_to_fp16 on every non-NaN value, so a table known to hold no NaN
+ * (nan_free: its block's factors are finite, then so is d1 * q - m1)
+ * skips the NaN folding.
+ */
+INLINE __m512i half_table16(__m512 t, bool bf16, bool nan_free)
+{
+    if (bf16)
+        return bf16_high_words(t, nan_free);
+    if (nan_free)
+        return _mm512_castsi256_si512(_mm512_cvtps_ph(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return _mm512_castsi256_si512(gq_avx512_f32x16_to_f16(t));
+}
+
+/*
+ * The scalar's d1 * q - m1 for the levels lv, as a multiply then a subtract.
+ * When d1 and m1 are finite (nan_free), d1 * q is exact (d1 = d * sc has at
+ * most 11 + 6 significant bits, q at most 5), so one fused multiply-subtract
+ * rounds the same exact difference once, as the subtract does.
+ */
+INLINE __m512 affine_table(__m512 lv, float d1, float m1, bool nan_free)
+{
+    if (nan_free)
+        return _mm512_fmsub_ps(_mm512_set1_ps(d1), lv, _mm512_set1_ps(m1));
+    return _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(d1), lv), _mm512_set1_ps(m1));
+}
+
+/* Lane k holds k. */
+INLINE __m512 levels16(void)
+{
+    return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/* ------------------------------------------------------------------ Q4_K */
+
+/* One block's factors, staged a block ahead: f[j] = d * sc_j, f[8 + j] =
+ * dmin * m_j (the scalar's d1 = d * sc, m1 = min * m); nan_free when all
+ * 16 are finite. */
+typedef struct {
+    float f[16] ALIGNED64;
+    int nan_free;
+} k4_stage;
+
+INLINE void k4_factors(const uint8_t *b, k4_stage *st)
+{
+    uint64_t sc, m;
+    gq_unpack_scale_min_k4_x8(b + 4, &sc, &m);
+    const __m512i lv = _mm512_cvtepu8_epi32(_mm_set_epi64x((long long)m, (long long)sc));
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)gq_load_u32(b))); /* d, dmin */
+    const __m512 dm = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                            _mm512_castps128_ps512(dd));
+    const __m512 f = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(lv));
+    _mm512_store_ps(st->f, f);
+    st->nan_free = _mm512_fpclass_ps_mask(f, 0x99) == 0; /* QNaN, SNaN, +Inf, -Inf */
+}
+
+/*
+ * 64 weights per 32 bytes of qs: low nibbles are sub-block 2k (table a),
+ * high nibbles sub-block 2k + 1 (table b). Each byte is widened to a word
+ * once; both indexes are made from it. The high nibble's index is a shift
+ * with b as the first table (index bit 5 clear); the low nibble's is masked.
+ */
+INLINE void q4_K_expand_half(const uint8_t *qs, const float f[16], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m512 lv = levels16();
+    for (int k = 0; k < 4; k++, qs += 32, dst += 64) {
+        const __m512 ta = affine_table(lv, f[2 * k], f[8 + 2 * k], nan_free);
+        const __m512 tb = affine_table(lv, f[2 * k + 1], f[8 + 2 * k + 1], nan_free);
+        const __m512i ha = half_table16(ta, bf16, nan_free), hb = half_table16(tb, bf16, nan_free);
+        const __m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)qs));
+        __m512i ilo, ihi;
+        if (bf16) { /* word 2q + 1; 0xEA is A & B | C */
+            ilo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(w, 1), _mm512_set1_epi16(0x1E), _mm512_set1_epi16(1), 0xEA);
+            ihi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(w, 3), _mm512_set1_epi16(0x1E), _mm512_set1_epi16(1), 0xEA);
+        } else {
+            ilo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
+            ihi = _mm512_srli_epi16(w, 4);
+        }
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(ha, ilo, hb));
+        _mm512_storeu_si512(dst + 32, _mm512_permutex2var_epi16(hb, ihi, ha));
+    }
+}
+
+INLINE void q4_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    k4_stage st[2] ALIGNED64;
+    if (nb <= 0)
+        return;
+    k4_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q4K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            k4_factors(b + Q4K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const k4_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q4_K_expand_half(b + Q4K_QS, s->f, dst, bf16, true);
+        else
+            q4_K_expand_half(b + Q4K_QS, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx512_dequantize_q4_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q4_K_half(src, dst, n, false);
+}
+
+void gq_avx512_dequantize_q4_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q4_K_half(src, dst, n, true);
+}
