@@ -35,7 +35,10 @@
 #define ALIGNED64 __attribute__((aligned(64)))
 #define INLINE static inline __attribute__((always_inline))
 
-enum { Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs) };
+enum {
+    Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs),
+    Q5K_BYTES = sizeof(blk_q5_K), Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
+};
 
 /*
  * gq_avx512_f32x16_to_bf16's rounding kept in the 32-bit lanes: the high
@@ -170,4 +173,102 @@ void gq_avx512_dequantize_q4_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx512_dequantize_q4_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q4_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q5_K */
+
+/* Q5_K's stage: the factors (as Q4_K's) and each weight's index byte. */
+typedef struct {
+    k4_stage k;
+    uint8_t idx[2][2][64] ALIGNED64; /* see q5_K_prepare */
+} q5_stage;
+
+/*
+ * Index bytes, 64 at a time, from level L = nibble | qh bit << 4 (made as
+ * in kquants_avx512.c's q5_K_prepare; bits 7:5 are don't-care there):
+ * F16 keeps L (VPERMW reads index bits 4:0); BF16 makes 2L + 1 (VPERMT2W
+ * reads bits 5:0; the 16-bit shift's carry into bit 0 of the next byte is
+ * overwritten by the | 1). idx[p][0]: low nibbles of sub-blocks 4p, 4p + 2;
+ * idx[p][1]: their high nibbles (sub-blocks 4p + 1, 4p + 3).
+ */
+INLINE void q5_K_prepare(const uint8_t *b, q5_stage *st, bool bf16)
+{
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const __m512i shl01 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i shr23 = _mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1);
+    k4_factors(b, &st->k);
+    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(b + Q5K_QH)));
+    for (int p = 0; p < 2; p++) {
+        const __m512i qs = _mm512_loadu_si512(b + Q5K_QS + 64 * p);
+        const __m512i h = p == 0 ? _mm512_sllv_epi16(qh, shl01) : _mm512_srlv_epi16(qh, shr23);
+        __m512i lo = _mm512_ternarylogic_epi32(nib, qs, h, 0xCA);
+        __m512i hi = _mm512_ternarylogic_epi32(nib, _mm512_srli_epi16(qs, 4), _mm512_srli_epi16(h, 1), 0xCA);
+        if (bf16) {
+            lo = _mm512_or_si512(_mm512_slli_epi16(lo, 1), _mm512_set1_epi8(1));
+            hi = _mm512_or_si512(_mm512_slli_epi16(hi, 1), _mm512_set1_epi8(1));
+        }
+        _mm512_store_si512(st->idx[p][0], lo);
+        _mm512_store_si512(st->idx[p][1], hi);
+    }
+}
+
+/* 32 index bytes widened to words. */
+INLINE __m512i widen32(const uint8_t *p)
+{
+    return _mm512_cvtepu8_epi16(_mm256_load_si256((const __m256i *)(const void *)p));
+}
+
+/* Sub-block j's 32-entry table (levels 0-15 in t0, 16-31 in t1) and its 32 weights. */
+INLINE void q5_K_subblock(__m512 t0, __m512 t1, const uint8_t *idx, uint16_t *dst, bool bf16, bool nan_free)
+{
+    __m512i h;
+    if (bf16)
+        h = _mm512_permutex2var_epi16(bf16_high_words(t0, nan_free), widen32(idx), bf16_high_words(t1, nan_free));
+    else
+        h = _mm512_permutexvar_epi16(widen32(idx),
+                                     _mm512_inserti64x4(half_table16(t0, false, nan_free),
+                                                        _mm512_castsi512_si256(half_table16(t1, false, nan_free)), 1));
+    _mm512_storeu_si512(dst, h);
+}
+
+INLINE void q5_K_expand_half(const q5_stage *st, uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m512 lv0 = levels16(), lv1 = _mm512_add_ps(levels16(), _mm512_set1_ps(16));
+    const float *f = st->k.f;
+    for (int j = 0; j < 8; j++, dst += 32) {
+        const float d1 = f[j], m1 = f[8 + j];
+        const uint8_t *idx = st->idx[j / 4][j % 2] + 32 * ((j / 2) % 2);
+        q5_K_subblock(affine_table(lv0, d1, m1, nan_free), affine_table(lv1, d1, m1, nan_free), idx, dst, bf16,
+                      nan_free);
+    }
+}
+
+INLINE void q5_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q5_stage st[2] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q5_K_prepare(b, &st[0], bf16);
+    for (int64_t i = 0; i < nb; i++, b += Q5K_BYTES, dst += QK_K) {
+        if (i + 1 < nb) /* stage the next block while this one is expanded */
+            q5_K_prepare(b + Q5K_BYTES, &st[(i + 1) & 1], bf16);
+        GQ_REREAD(st);
+        const q5_stage *s = &st[i & 1];
+        if (s->k.nan_free)
+            q5_K_expand_half(s, dst, bf16, true);
+        else
+            q5_K_expand_half(s, dst, bf16, false);
+    }
+}
+
+void gq_avx512_dequantize_q5_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q5_K_half(src, dst, n, false);
+}
+
+void gq_avx512_dequantize_q5_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q5_K_half(src, dst, n, true);
 }
