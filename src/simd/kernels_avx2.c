@@ -52,6 +52,9 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(Q6_K, q6_K, avx2),
     GQ_DEQUANTIZE(Q8_K, q8_K, avx2),
     GQ_QUANTIZE(Q8_K, q8_K, avx2),
+    /* kquants half outputs: kquants_half_avx2.c */
+    GQ_DEQUANTIZE_F16(Q4_K, q4_K, avx2),
+    GQ_DEQUANTIZE_BF16(Q4_K, q4_K, avx2),
     /* iq1: iq1_avx2.c, iq_quant_avx2.c */
     GQ_DEQUANTIZE(IQ1_S, iq1_s, avx2),
     GQ_QUANTIZE(IQ1_S, iq1_s, avx2),
