@@ -172,3 +172,68 @@ void gq_avx2_dequantize_q4_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q4_K_half(src, dst, n, true);
 }
+
+/* ------------------------------------------------------------------ Q5_K */
+
+/* 32 weights of levels L (bytes 0..31, lane order): VPSHUFB in the tables of
+ * levels 0-15 and 16-31, VPBLENDVB on bit 4 (moved to bit 7; the 16-bit
+ * shift's bits never cross into bit 7 of the next byte). */
+INLINE void q5_K_lookup32(__m256i L, const byte_tables *t0, const byte_tables *t1, uint16_t *dst)
+{
+    const __m256i upper = _mm256_slli_epi16(L, 3);
+    store_words32(_mm256_blendv_epi8(_mm256_shuffle_epi8(t0->lo, L), _mm256_shuffle_epi8(t1->lo, L), upper),
+                  _mm256_blendv_epi8(_mm256_shuffle_epi8(t0->hi, L), _mm256_shuffle_epi8(t1->hi, L), upper), dst);
+}
+
+/* Levels as in kquants_avx2.c's q5_K_expand (nibble | qh bit << 4), from
+ * qs and qh put in lane order first. */
+INLINE void q5_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m256i nib8 = _mm256_set1_epi8(15), bit4_8 = _mm256_set1_epi8(16);
+    const __m256i qh = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(b + Q5K_QH)), 0xD8);
+    const uint8_t *q = b + Q5K_QS;
+    for (int k = 0; k < 4; k++, q += 32, dst += 64) {
+        const __m256i v = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i *)(const void *)q), 0xD8);
+        const __m256i h1 = k <= 2 ? _mm256_slli_epi16(qh, 4 - 2 * k) : _mm256_srli_epi16(qh, 2 * k - 4);
+        const __m256i h2 = k <= 1 ? _mm256_slli_epi16(qh, 3 - 2 * k) : _mm256_srli_epi16(qh, 2 * k - 3);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, nib8), _mm256_and_si256(h1, bit4_8));
+        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), nib8),
+                                           _mm256_and_si256(h2, bit4_8));
+        for (int s = 0; s < 2; s++) {
+            const float d1 = f[2 * k + s], m1 = f[8 + 2 * k + s];
+            const byte_tables t0 = affine_tables16(0, d1, m1, bf16, nan_free);
+            const byte_tables t1 = affine_tables16(16, d1, m1, bf16, nan_free);
+            q5_K_lookup32(s ? hi : lo, &t0, &t1, dst + 32 * s);
+        }
+    }
+}
+
+INLINE void q5_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    k4_stage st[2] ALIGNED32;
+    if (nb <= 0)
+        return;
+    k4_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q5K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            k4_factors(b + Q5K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const k4_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q5_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q5_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx2_dequantize_q5_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q5_K_half(src, dst, n, false);
+}
+
+void gq_avx2_dequantize_q5_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q5_K_half(src, dst, n, true);
+}
