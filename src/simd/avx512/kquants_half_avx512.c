@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/blocks.h"
 #include "simd/simd.h"
@@ -38,6 +39,8 @@
 enum {
     Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs),
     Q5K_BYTES = sizeof(blk_q5_K), Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
+    Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
+    Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
 };
 
 /*
@@ -271,4 +274,99 @@ void gq_avx512_dequantize_q5_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx512_dequantize_q5_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q5_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q6_K */
+
+/*
+ * Q6_K takes 64 levels per 16 weights: a table would convert more values
+ * than it has weights, so each weight is computed (the scalar's d * sc * q:
+ * the staged d * sc times the level) and converted: F16 by vcvtps2ph, 16 a
+ * time; BF16 rounded in its F32 lanes, the high words of two vectors then
+ * gathered by one VPERMT2W.
+ */
+typedef struct {
+    float f[16] ALIGNED64; /* d * sc_j, the scalar's first rounding */
+    int nan_free;          /* d is finite: so is every d * sc * q */
+} q6_stage;
+
+INLINE void q6_K_factors(const uint8_t *b, q6_stage *st)
+{
+    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + Q6K_SCALES)));
+    uint16_t d;
+    memcpy(&d, b + Q6K_D, sizeof d);
+    _mm512_store_ps(st->f, _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(d)), _mm512_cvtepi32_ps(sc)));
+    st->nan_free = (d & 0x7C00) != 0x7C00;
+}
+
+/* 32 signed byte levels (two sub-blocks, factors f[0], f[1]) to 32 halves. */
+INLINE void q6_K_store32(uint16_t *dst, __m256i lv, const float *f, bool bf16, bool nan_free)
+{
+    const __m512 a = _mm512_mul_ps(_mm512_set1_ps(f[0]),
+                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(lv))));
+    const __m512 b = _mm512_mul_ps(_mm512_set1_ps(f[1]),
+                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(lv, 1))));
+    if (bf16) {
+        const __m512i odd = _mm512_setr_epi32(0x00030001, 0x00070005, 0x000B0009, 0x000F000D, 0x00130011,
+                                              0x00170015, 0x001B0019, 0x001F001D, 0x00230021, 0x00270025,
+                                              0x002B0029, 0x002F002D, 0x00330031, 0x00370035, 0x003B0039,
+                                              0x003F003D);
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(bf16_high_words(a, nan_free), odd,
+                                                           bf16_high_words(b, nan_free)));
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)dst, _mm512_castsi512_si256(half_table16(a, false, nan_free)));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 16), _mm512_castsi512_si256(half_table16(b, false, nan_free)));
+    }
+}
+
+/* Levels (4 low bits | 2 high bits << 4) - 32 made as bytes, 32 at a time, as kquants_avx512.c's q6_K_expand. */
+INLINE void q6_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; h++, dst += 128) {
+        const uint8_t *ql = b + Q6K_QL + 64 * h;
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)ql);
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
+        const __m256i hv = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q6K_QH + 32 * h));
+        /* (x & 0x0F) | (y & 0x30), then - 32 */
+        const __m256i q[4] = {
+            _mm256_ternarylogic_epi32(low4, a, _mm256_and_si256(_mm256_slli_epi16(hv, 4), top2), 0xCA),
+            _mm256_ternarylogic_epi32(low4, c, _mm256_and_si256(_mm256_slli_epi16(hv, 2), top2), 0xCA),
+            _mm256_ternarylogic_epi32(low4, _mm256_srli_epi16(a, 4), _mm256_and_si256(hv, top2), 0xCA),
+            _mm256_ternarylogic_epi32(low4, _mm256_srli_epi16(c, 4), _mm256_and_si256(_mm256_srli_epi16(hv, 2), top2),
+                                      0xCA),
+        };
+        for (int r = 0; r < 4; r++)
+            q6_K_store32(dst + 32 * r, _mm256_sub_epi8(q[r], off), f + 8 * h + 2 * r, bf16, nan_free);
+    }
+}
+
+INLINE void q6_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q6_stage st[2] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q6_K_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q6K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q6_K_factors(b + Q6K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const q6_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q6_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q6_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx512_dequantize_q6_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q6_K_half(src, dst, n, false);
+}
+
+void gq_avx512_dequantize_q6_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q6_K_half(src, dst, n, true);
 }
