@@ -41,7 +41,19 @@ enum {
     Q5K_BYTES = sizeof(blk_q5_K), Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
     Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
     Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
+    Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask), Q3K_QS = offsetof(blk_q3_K, qs),
+    Q3K_SCALES = offsetof(blk_q3_K, scales), Q3K_D = offsetof(blk_q3_K, d),
+    Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales), Q2K_QS = offsetof(blk_q2_K, qs),
+    Q2K_D = offsetof(blk_q2_K, d), Q2K_DMIN = offsetof(blk_q2_K, dmin),
 };
+
+/* An F16 bit pattern that is not Inf or NaN. */
+static inline bool half_is_finite(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return (h & 0x7C00) != 0x7C00;
+}
 
 /*
  * gq_avx512_f32x16_to_bf16's rounding kept in the 32-bit lanes: the high
@@ -369,4 +381,185 @@ void gq_avx512_dequantize_q6_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx512_dequantize_q6_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q6_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------- Q3_K and Q2_K lookups */
+
+/*
+ * Q3_K and Q2_K share their layout: weight 128h + 32s + 16g + l is the bit
+ * field 2s of qs[32h + 16g + l], in sub-block 8h + 2s + g. Their tables
+ * interleave sub-blocks: one register's 16 F32 lanes hold the values of 2
+ * (Q3_K: 8 levels) or 4 (Q2_K: 4 levels) sub-blocks, lane = level * count
+ * + sub-block, so the factors come in by one broadcast load. The 16 halves
+ * are then one VPERMW table: F16 in word `lane`, BF16 in word 2 lane + 1,
+ * both below 32.
+ */
+
+/* 32 weights (index bytes in idx: the level in bits 0..lbits-1, don't-care
+ * bits above) looked up in table: word ((level << shift) & mask) | base. */
+INLINE void lookup32_words(__m256i idx, __m512i table, int shift, int mask, __m512i base, uint16_t *dst)
+{
+    const __m512i w = _mm512_slli_epi16(_mm512_cvtepu8_epi16(idx), shift);
+    _mm512_storeu_si512(dst, _mm512_permutexvar_epi16(_mm512_ternarylogic_epi32(w, _mm512_set1_epi16((short)mask),
+                                                                                 base, 0xEA), table));
+}
+
+/* Word bases of the 32 weights of sub-blocks t (first 16) and t + 1, table
+ * lane = level * count + sub-block: F16 words t, t + 1; BF16 2t + 1, 2t + 3. */
+INLINE __m512i lane_base(int t, bool bf16)
+{
+    return bf16 ? _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * t + 1)), _mm256_set1_epi16((short)(2 * t + 3)), 1)
+                : _mm512_inserti64x4(_mm512_set1_epi16((short)t), _mm256_set1_epi16((short)(t + 1)), 1);
+}
+
+/* ------------------------------------------------------------------ Q3_K */
+
+/* f[j] = d * scale_j (signed 6-bit scales: the scalar's dl); nan_free when d is finite. */
+typedef struct {
+    float f[16] ALIGNED64;
+    int nan_free;
+} q3_stage;
+
+/* The 16 scales as bytes 0..63 (scale + 32), as kquants_avx512.c's unpack_q3_K_scales. */
+INLINE void q3_K_factors(const uint8_t *b, q3_stage *st)
+{
+    const uint8_t *s = b + Q3K_SCALES;
+    const uint32_t w0 = gq_load_u32(s), w1 = gq_load_u32(s + 4), w2 = gq_load_u32(s + 8);
+    const __m128i sc = _mm_setr_epi32((int)((w0 & 0x0F0F0F0Fu) | ((w2 << 4) & 0x30303030u)),
+                                      (int)((w1 & 0x0F0F0F0Fu) | ((w2 << 2) & 0x30303030u)),
+                                      (int)(((w0 >> 4) & 0x0F0F0F0Fu) | (w2 & 0x30303030u)),
+                                      (int)(((w1 >> 4) & 0x0F0F0F0Fu) | ((w2 >> 2) & 0x30303030u)));
+    const __m512i sc32 = _mm512_sub_epi32(_mm512_cvtepu8_epi32(sc), _mm512_set1_epi32(32));
+    _mm512_store_ps(st->f, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q3K_D)), _mm512_cvtepi32_ps(sc32)));
+    st->nan_free = half_is_finite(b + Q3K_D);
+}
+
+/*
+ * Level k = the 2 low bits | the hmask bit << 2 (index bytes made as
+ * kquants_avx512.c's q3_K_expand), value dl * ((k & 7) - 4), the scalar's
+ * dl * (q - (hbit ? 0 : 4)): a product of small integers and dl, exact
+ * when finite. Table lanes 2k + g: sub-blocks 8h + 2s + g, g = 0, 1.
+ */
+INLINE void q3_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m512 lv = _mm512_setr_ps(-4, -4, -3, -3, -2, -2, -1, -1, 0, 0, 1, 1, 2, 2, 3, 3);
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
+    const __m512i base = lane_base(0, bf16);
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
+        for (int s = 0; s < 4; s++) {
+            const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
+            const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
+            const __m256i idx = _mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 2 * s), hi, low2, 0xE4);
+            const __m512 dl = _mm512_castpd_ps(_mm512_broadcastsd_pd(
+                _mm_load_sd((const double *)(const void *)(f + 8 * h + 2 * s))));
+            const __m512i table = half_table16(_mm512_mul_ps(dl, lv), bf16, nan_free);
+            lookup32_words(idx, table, bf16 ? 2 : 1, bf16 ? 0x1C : 0x0E, base, dst + 128 * h + 32 * s);
+        }
+    }
+}
+
+INLINE void q3_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q3_stage st[2] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q3_K_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q3K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q3_K_factors(b + Q3K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const q3_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q3_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q3_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx512_dequantize_q3_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q3_K_half(src, dst, n, false);
+}
+
+void gq_avx512_dequantize_q3_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q3_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q2_K */
+
+/* f[j] = d * (sc_j & 15), f[16 + j] = dmin * (sc_j >> 4): the scalar's dl, ml;
+ * nan_free when d and dmin are finite. */
+typedef struct {
+    float f[32] ALIGNED64;
+    int nan_free;
+} q2_stage;
+
+INLINE void q2_K_factors(const uint8_t *b, q2_stage *st)
+{
+    const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + Q2K_SCALES)));
+    const __m512i lo = _mm512_and_si512(sc, _mm512_set1_epi32(15)), hi = _mm512_srli_epi32(sc, 4);
+    _mm512_store_ps(st->f, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q2K_D)), _mm512_cvtepi32_ps(lo)));
+    _mm512_store_ps(st->f + 16, _mm512_mul_ps(_mm512_set1_ps(gq_x86_half_at(b + Q2K_DMIN)), _mm512_cvtepi32_ps(hi)));
+    st->nan_free = half_is_finite(b + Q2K_D) && half_is_finite(b + Q2K_DMIN);
+}
+
+/*
+ * Table lanes 4q + t: level q of sub-block 8h + 4p + t (t < 4), the
+ * scalar's dl * q - ml (a multiply then a subtract; with finite factors dl
+ * * q is exact, so one fused multiply-subtract rounds the same value).
+ * The 64 weights of s = 2p, 2p + 1 share it.
+ */
+INLINE void q2_K_expand_half(const uint8_t *b, const float f[32], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m512 lv = _mm512_setr_ps(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q2K_QS + 32 * h));
+        for (int p = 0; p < 2; p++) {
+            const int j = 8 * h + 4 * p;
+            const __m512 dl = _mm512_broadcast_f32x4(_mm_load_ps(f + j));
+            const __m512 ml = _mm512_broadcast_f32x4(_mm_load_ps(f + 16 + j));
+            const __m512 t = nan_free ? _mm512_fmsub_ps(dl, lv, ml) : _mm512_sub_ps(_mm512_mul_ps(dl, lv), ml);
+            const __m512i table = half_table16(t, bf16, nan_free);
+            for (int u = 0; u < 2; u++) {
+                const int s = 2 * p + u;
+                lookup32_words(_mm256_srli_epi16(q, 2 * s), table, bf16 ? 3 : 2, bf16 ? 0x18 : 0x0C,
+                               lane_base(2 * u, bf16), dst + 128 * h + 32 * s);
+            }
+        }
+    }
+}
+
+INLINE void q2_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q2_stage st[2] ALIGNED64;
+    if (nb <= 0)
+        return;
+    q2_K_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q2K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q2_K_factors(b + Q2K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const q2_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q2_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q2_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx512_dequantize_q2_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q2_K_half(src, dst, n, false);
+}
+
+void gq_avx512_dequantize_q2_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q2_K_half(src, dst, n, true);
 }
