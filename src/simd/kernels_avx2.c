@@ -53,6 +53,10 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE(Q8_K, q8_K, avx2),
     GQ_QUANTIZE(Q8_K, q8_K, avx2),
     /* kquants half outputs: kquants_half_avx2.c */
+    GQ_DEQUANTIZE_F16(Q2_K, q2_K, avx2),
+    GQ_DEQUANTIZE_BF16(Q2_K, q2_K, avx2),
+    GQ_DEQUANTIZE_F16(Q3_K, q3_K, avx2),
+    GQ_DEQUANTIZE_BF16(Q3_K, q3_K, avx2),
     GQ_DEQUANTIZE_F16(Q4_K, q4_K, avx2),
     GQ_DEQUANTIZE_BF16(Q4_K, q4_K, avx2),
     GQ_DEQUANTIZE_F16(Q5_K, q5_K, avx2),

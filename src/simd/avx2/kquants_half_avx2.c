@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/blocks.h"
 #include "simd/simd.h"
@@ -33,7 +34,19 @@
 enum {
     Q4K_BYTES = sizeof(blk_q4_K), Q4K_QS = offsetof(blk_q4_K, qs),
     Q5K_BYTES = sizeof(blk_q5_K), Q5K_QH = offsetof(blk_q5_K, qh), Q5K_QS = offsetof(blk_q5_K, qs),
+    Q3K_BYTES = sizeof(blk_q3_K), Q3K_HMASK = offsetof(blk_q3_K, hmask), Q3K_QS = offsetof(blk_q3_K, qs),
+    Q3K_SCALES = offsetof(blk_q3_K, scales), Q3K_D = offsetof(blk_q3_K, d),
+    Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales), Q2K_QS = offsetof(blk_q2_K, qs),
+    Q2K_D = offsetof(blk_q2_K, d), Q2K_DMIN = offsetof(blk_q2_K, dmin),
 };
+
+/* An F16 bit pattern that is not Inf or NaN. */
+static inline bool half_is_finite(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return (h & 0x7C00) != 0x7C00;
+}
 
 /* ------------------------------------------------------------- tables */
 
@@ -236,4 +249,179 @@ void gq_avx2_dequantize_q5_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx2_dequantize_q5_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q5_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------- Q3_K and Q2_K lookups */
+
+/*
+ * Q3_K and Q2_K: weight 128h + 32s + 16g + l is the bit field 2s of
+ * qs[32h + 16g + l], in sub-block 8h + 2s + g. One 16-entry table holds 2
+ * (Q3_K, 8 levels) or 4 (Q2_K, 4 levels) sub-blocks interleaved, entry =
+ * level * count + sub-block, the factors broadcast-loaded (as
+ * kquants_half_avx512.c). The 32 index bytes of (h, s) are made clean,
+ * then put in lane order for store_words32.
+ */
+INLINE void lookup32_bytes(__m256i idx, const byte_tables *t, uint16_t *dst)
+{
+    const __m256i q = _mm256_permute4x64_epi64(idx, 0xD8);
+    store_words32(_mm256_shuffle_epi8(t->lo, q), _mm256_shuffle_epi8(t->hi, q), dst);
+}
+
+/* Byte j of the result: base_lo for j < 16, base_hi after (the g of each weight). */
+INLINE __m256i halves_of(int base_lo, int base_hi)
+{
+    return _mm256_setr_m128i(_mm_set1_epi8((char)base_lo), _mm_set1_epi8((char)base_hi));
+}
+
+/* ------------------------------------------------------------------ Q3_K */
+
+typedef struct {
+    float f[16] ALIGNED32; /* d * scale_j, the scalar's dl */
+    int nan_free;          /* d is finite */
+} q3_stage;
+
+/* The 16 signed 6-bit scales (as kquants_avx2.c / kquants_avx512.c unpack them), times d. */
+INLINE void q3_K_factors(const uint8_t *b, q3_stage *st)
+{
+    const uint8_t *s = b + Q3K_SCALES;
+    const uint32_t w0 = gq_load_u32(s), w1 = gq_load_u32(s + 4), w2 = gq_load_u32(s + 8);
+    const __m128i sc = _mm_setr_epi32((int)((w0 & 0x0F0F0F0Fu) | ((w2 << 4) & 0x30303030u)),
+                                      (int)((w1 & 0x0F0F0F0Fu) | ((w2 << 2) & 0x30303030u)),
+                                      (int)(((w0 >> 4) & 0x0F0F0F0Fu) | (w2 & 0x30303030u)),
+                                      (int)(((w1 >> 4) & 0x0F0F0F0Fu) | ((w2 >> 2) & 0x30303030u)));
+    const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q3K_D));
+    for (int k = 0; k < 2; k++) {
+        const __m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(k ? _mm_unpackhi_epi64(sc, sc) : sc),
+                                           _mm256_set1_epi32(32));
+        _mm256_store_ps(st->f + 8 * k, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
+    }
+    st->nan_free = half_is_finite(b + Q3K_D);
+}
+
+/* Level k = 2 low bits | hmask bit << 2, value dl * ((k & 7) - 4) (the
+ * scalar's dl * (q - (hbit ? 0 : 4)), a single product); entry 2k + g. */
+INLINE void q3_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m256 lv0 = _mm256_setr_ps(-4, -4, -3, -3, -2, -2, -1, -1), lv1 = _mm256_setr_ps(0, 0, 1, 1, 2, 2, 3, 3);
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), g = halves_of(0, 1);
+    const __m256i hm = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_HMASK));
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3K_QS + 32 * h));
+        for (int s = 0; s < 4; s++) {
+            const int hb = 4 * h + s; /* the hmask bit, moved to bit 2 */
+            const __m256i hi = hb >= 2 ? _mm256_srli_epi16(hm, hb - 2) : _mm256_slli_epi16(hm, 2 - hb);
+            const __m256i k = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * s), three),
+                                              _mm256_and_si256(hi, four));
+            const __m256 dl = _mm256_castpd_ps(_mm256_broadcast_sd((const double *)(const void *)(f + 8 * h + 2 * s)));
+            const byte_tables t = split_table16(_mm256_mul_ps(dl, lv0), _mm256_mul_ps(dl, lv1), bf16, nan_free);
+            lookup32_bytes(_mm256_or_si256(_mm256_add_epi8(k, k), g), &t, dst + 128 * h + 32 * s);
+        }
+    }
+}
+
+INLINE void q3_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q3_stage st[2] ALIGNED32;
+    if (nb <= 0)
+        return;
+    q3_K_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q3K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q3_K_factors(b + Q3K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const q3_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q3_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q3_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx2_dequantize_q3_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q3_K_half(src, dst, n, false);
+}
+
+void gq_avx2_dequantize_q3_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q3_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q2_K */
+
+typedef struct {
+    float f[32] ALIGNED32; /* d * (sc_j & 15), then dmin * (sc_j >> 4): the scalar's dl, ml */
+    int nan_free;          /* d and dmin are finite */
+} q2_stage;
+
+INLINE void q2_K_factors(const uint8_t *b, q2_stage *st)
+{
+    const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q2K_D)), mn = _mm256_set1_ps(gq_x86_half_at(b + Q2K_DMIN));
+    for (int k = 0; k < 16; k += 8) {
+        const __m256i sc = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + Q2K_SCALES + k)));
+        _mm256_store_ps(st->f + k, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_and_si256(sc, _mm256_set1_epi32(15)))));
+        _mm256_store_ps(st->f + 16 + k, _mm256_mul_ps(mn, _mm256_cvtepi32_ps(_mm256_srli_epi32(sc, 4))));
+    }
+    st->nan_free = half_is_finite(b + Q2K_D) && half_is_finite(b + Q2K_DMIN);
+}
+
+/* Entry 4q + t: level q of sub-block 8h + 4p + t, dl * q - ml (multiply,
+ * subtract; with finite factors one exact-product FMA, as affine_table). */
+INLINE __m256 q2_K_table8(const float *dl, const float *ml, __m256 lv, bool nan_free)
+{
+    const __m256 d = _mm256_broadcast_ps((const __m128 *)(const void *)dl);
+    const __m256 m = _mm256_broadcast_ps((const __m128 *)(const void *)ml);
+    return nan_free ? _mm256_fmsub_ps(d, lv, m) : _mm256_sub_ps(_mm256_mul_ps(d, lv), m);
+}
+
+INLINE void q2_K_expand_half(const uint8_t *b, const float f[32], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m256 lv0 = _mm256_setr_ps(0, 0, 0, 0, 1, 1, 1, 1), lv1 = _mm256_setr_ps(2, 2, 2, 2, 3, 3, 3, 3);
+    const __m256i three = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q2K_QS + 32 * h));
+        for (int p = 0; p < 2; p++) {
+            const float *dl = f + 8 * h + 4 * p, *ml = dl + 16;
+            const byte_tables t = split_table16(q2_K_table8(dl, ml, lv0, nan_free), q2_K_table8(dl, ml, lv1, nan_free),
+                                                bf16, nan_free);
+            for (int u = 0; u < 2; u++) {
+                const int s = 2 * p + u;
+                const __m256i lv = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), three);
+                const __m256i idx = _mm256_or_si256(_mm256_slli_epi16(lv, 2), halves_of(2 * u, 2 * u + 1));
+                lookup32_bytes(idx, &t, dst + 128 * h + 32 * s);
+            }
+        }
+    }
+}
+
+INLINE void q2_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q2_stage st[2] ALIGNED32;
+    if (nb <= 0)
+        return;
+    q2_K_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q2K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q2_K_factors(b + Q2K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const q2_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q2_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q2_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx2_dequantize_q2_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q2_K_half(src, dst, n, false);
+}
+
+void gq_avx2_dequantize_q2_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q2_K_half(src, dst, n, true);
 }
