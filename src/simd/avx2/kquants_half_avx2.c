@@ -38,6 +38,8 @@ enum {
     Q3K_SCALES = offsetof(blk_q3_K, scales), Q3K_D = offsetof(blk_q3_K, d),
     Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales), Q2K_QS = offsetof(blk_q2_K, qs),
     Q2K_D = offsetof(blk_q2_K, d), Q2K_DMIN = offsetof(blk_q2_K, dmin),
+    Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
+    Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
 };
 
 /* An F16 bit pattern that is not Inf or NaN. */
@@ -424,4 +426,87 @@ void gq_avx2_dequantize_q2_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx2_dequantize_q2_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q2_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q6_K */
+
+/*
+ * Q6_K has 64 levels per 16 weights: a table would convert more values than
+ * it has weights, so each weight is computed (the staged d * sc times the
+ * level, the scalar's d * sc * q) and converted, 8 at a time.
+ */
+typedef struct {
+    float f[16] ALIGNED32; /* d * sc_j, the scalar's first rounding */
+    int nan_free;          /* d is finite: so is every d * sc * q */
+} q6_stage;
+
+INLINE void q6_K_factors(const uint8_t *b, q6_stage *st)
+{
+    const __m256 d = _mm256_set1_ps(gq_x86_half_at(b + Q6K_D));
+    for (int k = 0; k < 16; k += 8) {
+        const __m256i sc = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + Q6K_SCALES + k)));
+        _mm256_store_ps(st->f + k, _mm256_mul_ps(d, _mm256_cvtepi32_ps(sc)));
+    }
+    st->nan_free = half_is_finite(b + Q6K_D);
+}
+
+/* 16 signed byte levels of one sub-block (factor f) to 16 halves. */
+INLINE void q6_K_store16(uint16_t *dst, __m128i lv, float f, bool bf16, bool nan_free)
+{
+    const __m256 a = _mm256_mul_ps(_mm256_set1_ps(f), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lv)));
+    const __m256 b = _mm256_mul_ps(_mm256_set1_ps(f),
+                                   _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(lv, lv))));
+    const __m256i h = bf16 ? _mm256_permute4x64_epi64(_mm256_packus_epi32(bf16x8_lanes(a, nan_free),
+                                                                          bf16x8_lanes(b, nan_free)), 0xD8)
+                           : _mm256_set_m128i(f16x8(b, nan_free), f16x8(a, nan_free));
+    _mm256_storeu_si256((__m256i *)(void *)dst, h);
+}
+
+/* Levels (4 low bits | 2 high bits << 4) - 32 made as bytes, as kquants_avx2.c's q6_K_expand. */
+INLINE void q6_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst, bool bf16, bool nan_free)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30), off = _mm256_set1_epi8(32);
+    for (int h = 0; h < 2; h++, dst += 128) {
+        const uint8_t *ql = b + Q6K_QL + 64 * h;
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)ql);
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(ql + 32));
+        const __m256i hv = _mm256_loadu_si256((const __m256i *)(const void *)(b + Q6K_QH + 32 * h));
+        const __m256i lo[4] = { a, c, _mm256_srli_epi16(a, 4), _mm256_srli_epi16(c, 4) };
+        const __m256i hi[4] = { _mm256_slli_epi16(hv, 4), _mm256_slli_epi16(hv, 2), hv, _mm256_srli_epi16(hv, 2) };
+        for (int r = 0; r < 4; r++) {
+            const __m256i q = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(lo[r], low4), _mm256_and_si256(hi[r], top2)), off);
+            q6_K_store16(dst + 32 * r, _mm256_castsi256_si128(q), f[8 * h + 2 * r], bf16, nan_free);
+            q6_K_store16(dst + 32 * r + 16, _mm256_extracti128_si256(q, 1), f[8 * h + 2 * r + 1], bf16, nan_free);
+        }
+    }
+}
+
+INLINE void q6_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    const int64_t nb = n / QK_K;
+    q6_stage st[2] ALIGNED32;
+    if (nb <= 0)
+        return;
+    q6_K_factors(b, &st[0]);
+    for (int64_t i = 0; i < nb; i++, b += Q6K_BYTES, dst += QK_K) {
+        if (i + 1 < nb)
+            q6_K_factors(b + Q6K_BYTES, &st[(i + 1) & 1]);
+        GQ_REREAD(st);
+        const q6_stage *s = &st[i & 1];
+        if (s->nan_free)
+            q6_K_expand_half(b, s->f, dst, bf16, true);
+        else
+            q6_K_expand_half(b, s->f, dst, bf16, false);
+    }
+}
+
+void gq_avx2_dequantize_q6_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q6_K_half(src, dst, n, false);
+}
+
+void gq_avx2_dequantize_q6_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q6_K_half(src, dst, n, true);
 }
