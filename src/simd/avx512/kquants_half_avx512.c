@@ -113,8 +113,8 @@ INLINE __m512 levels16(void)
 /* ------------------------------------------------------------------ Q4_K */
 
 /* One block's factors, staged a block ahead: f[j] = d * sc_j, f[8 + j] =
- * dmin * m_j (the scalar's d1 = d * sc, m1 = min * m); nan_free when all
- * 16 are finite. */
+ * dmin * m_j (the scalar's d1 = d * sc, m1 = min * m); nan_free when d and
+ * dmin are finite (then so are all 16: the scales are integers below 64). */
 typedef struct {
     float f[16] ALIGNED64;
     int nan_free;
@@ -124,13 +124,13 @@ INLINE void k4_factors(const uint8_t *b, k4_stage *st)
 {
     uint64_t sc, m;
     gq_unpack_scale_min_k4_x8(b + 4, &sc, &m);
+    const uint32_t dbits = gq_load_u32(b); /* d, dmin */
     const __m512i lv = _mm512_cvtepu8_epi32(_mm_set_epi64x((long long)m, (long long)sc));
-    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)gq_load_u32(b))); /* d, dmin */
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)dbits));
     const __m512 dm = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
                                             _mm512_castps128_ps512(dd));
-    const __m512 f = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(lv));
-    _mm512_store_ps(st->f, f);
-    st->nan_free = _mm512_fpclass_ps_mask(f, 0x99) == 0; /* QNaN, SNaN, +Inf, -Inf */
+    _mm512_store_ps(st->f, _mm512_mul_ps(dm, _mm512_cvtepi32_ps(lv)));
+    st->nan_free = (dbits & 0x7C00u) != 0x7C00u && (dbits & 0x7C000000u) != 0x7C000000u;
 }
 
 /*
