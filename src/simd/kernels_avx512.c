@@ -77,6 +77,8 @@ static const gq_kernel_row rows[] = {
     GQ_DEQUANTIZE_BF16(Q5_K, q5_K, avx512),
     GQ_DEQUANTIZE_F16(Q6_K, q6_K, avx512),
     GQ_DEQUANTIZE_BF16(Q6_K, q6_K, avx512),
+    GQ_DEQUANTIZE_F16(Q8_K, q8_K, avx512),
+    GQ_DEQUANTIZE_BF16(Q8_K, q8_K, avx512),
     /* iq1: iq1_avx512.c, iq_quant_avx512.c, iq1_avx2.c */
     GQ_DEQUANTIZE(IQ1_S, iq1_s, avx512),
     GQ_QUANTIZE(IQ1_S, iq1_s, avx512),

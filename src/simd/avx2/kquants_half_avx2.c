@@ -40,6 +40,7 @@ enum {
     Q2K_D = offsetof(blk_q2_K, d), Q2K_DMIN = offsetof(blk_q2_K, dmin),
     Q6K_BYTES = sizeof(blk_q6_K), Q6K_QL = offsetof(blk_q6_K, ql), Q6K_QH = offsetof(blk_q6_K, qh),
     Q6K_SCALES = offsetof(blk_q6_K, scales), Q6K_D = offsetof(blk_q6_K, d),
+    Q8K_BYTES = sizeof(blk_q8_K), Q8K_D = offsetof(blk_q8_K, d), Q8K_QS = offsetof(blk_q8_K, qs),
 };
 
 /* An F16 bit pattern that is not Inf or NaN. */
@@ -450,8 +451,8 @@ INLINE void q6_K_factors(const uint8_t *b, q6_stage *st)
     st->nan_free = half_is_finite(b + Q6K_D);
 }
 
-/* 16 signed byte levels of one sub-block (factor f) to 16 halves. */
-INLINE void q6_K_store16(uint16_t *dst, __m128i lv, float f, bool bf16, bool nan_free)
+/* 16 signed byte levels times f (Q6_K: one sub-block, f = d * sc; Q8_K: f = d) to 16 halves. */
+INLINE void products16_to_halves(uint16_t *dst, __m128i lv, float f, bool bf16, bool nan_free)
 {
     const __m256 a = _mm256_mul_ps(_mm256_set1_ps(f), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lv)));
     const __m256 b = _mm256_mul_ps(_mm256_set1_ps(f),
@@ -475,8 +476,8 @@ INLINE void q6_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst,
         const __m256i hi[4] = { _mm256_slli_epi16(hv, 4), _mm256_slli_epi16(hv, 2), hv, _mm256_srli_epi16(hv, 2) };
         for (int r = 0; r < 4; r++) {
             const __m256i q = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(lo[r], low4), _mm256_and_si256(hi[r], top2)), off);
-            q6_K_store16(dst + 32 * r, _mm256_castsi256_si128(q), f[8 * h + 2 * r], bf16, nan_free);
-            q6_K_store16(dst + 32 * r + 16, _mm256_extracti128_si256(q, 1), f[8 * h + 2 * r + 1], bf16, nan_free);
+            products16_to_halves(dst + 32 * r, _mm256_castsi256_si128(q), f[8 * h + 2 * r], bf16, nan_free);
+            products16_to_halves(dst + 32 * r + 16, _mm256_extracti128_si256(q, 1), f[8 * h + 2 * r + 1], bf16, nan_free);
         }
     }
 }
@@ -509,4 +510,36 @@ void gq_avx2_dequantize_q6_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx2_dequantize_q6_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q6_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q8_K */
+
+/* d * q for the 256 int8 levels of a block (the scalar's one rounding),
+ * converted 16 at a time as Q6_K's; nan_free when the F32 d is finite. */
+INLINE void q8_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q8K_BYTES, dst += QK_K) {
+        const uint32_t dbits = gq_load_u32(b + Q8K_D);
+        float d;
+        memcpy(&d, &dbits, sizeof d);
+        const bool nan_free = (dbits & 0x7F800000u) != 0x7F800000u;
+        for (int j = 0; j < QK_K; j += 16) {
+            const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(b + Q8K_QS + j));
+            if (nan_free)
+                products16_to_halves(dst + j, q, d, bf16, true);
+            else
+                products16_to_halves(dst + j, q, d, bf16, false);
+        }
+    }
+}
+
+void gq_avx2_dequantize_q8_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q8_K_half(src, dst, n, false);
+}
+
+void gq_avx2_dequantize_q8_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q8_K_half(src, dst, n, true);
 }

@@ -45,6 +45,7 @@ enum {
     Q3K_SCALES = offsetof(blk_q3_K, scales), Q3K_D = offsetof(blk_q3_K, d),
     Q2K_BYTES = sizeof(blk_q2_K), Q2K_SCALES = offsetof(blk_q2_K, scales), Q2K_QS = offsetof(blk_q2_K, qs),
     Q2K_D = offsetof(blk_q2_K, d), Q2K_DMIN = offsetof(blk_q2_K, dmin),
+    Q8K_BYTES = sizeof(blk_q8_K), Q8K_D = offsetof(blk_q8_K, d), Q8K_QS = offsetof(blk_q8_K, qs),
 };
 
 /* An F16 bit pattern that is not Inf or NaN. */
@@ -311,13 +312,10 @@ INLINE void q6_K_factors(const uint8_t *b, q6_stage *st)
     st->nan_free = (d & 0x7C00) != 0x7C00;
 }
 
-/* 32 signed byte levels (two sub-blocks, factors f[0], f[1]) to 32 halves. */
-INLINE void q6_K_store32(uint16_t *dst, __m256i lv, const float *f, bool bf16, bool nan_free)
+/* 32 floats (a, then b) to 32 halves: F16 by vcvtps2ph, 16 at a time; BF16
+ * rounded in the F32 lanes, then the high words of both gathered by one VPERMT2W. */
+INLINE void store_halves32(uint16_t *dst, __m512 a, __m512 b, bool bf16, bool nan_free)
 {
-    const __m512 a = _mm512_mul_ps(_mm512_set1_ps(f[0]),
-                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(lv))));
-    const __m512 b = _mm512_mul_ps(_mm512_set1_ps(f[1]),
-                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(lv, 1))));
     if (bf16) {
         const __m512i odd = _mm512_setr_epi32(0x00030001, 0x00070005, 0x000B0009, 0x000F000D, 0x00130011,
                                               0x00170015, 0x001B0019, 0x001F001D, 0x00230021, 0x00270025,
@@ -329,6 +327,16 @@ INLINE void q6_K_store32(uint16_t *dst, __m256i lv, const float *f, bool bf16, b
         _mm256_storeu_si256((__m256i *)(void *)dst, _mm512_castsi512_si256(half_table16(a, false, nan_free)));
         _mm256_storeu_si256((__m256i *)(void *)(dst + 16), _mm512_castsi512_si256(half_table16(b, false, nan_free)));
     }
+}
+
+/* 32 signed byte levels (two sub-blocks, factors f[0], f[1]) to 32 halves. */
+INLINE void q6_K_store32(uint16_t *dst, __m256i lv, const float *f, bool bf16, bool nan_free)
+{
+    const __m512 a = _mm512_mul_ps(_mm512_set1_ps(f[0]),
+                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(lv))));
+    const __m512 b = _mm512_mul_ps(_mm512_set1_ps(f[1]),
+                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(lv, 1))));
+    store_halves32(dst, a, b, bf16, nan_free);
 }
 
 /* Levels (4 low bits | 2 high bits << 4) - 32 made as bytes, 32 at a time, as kquants_avx512.c's q6_K_expand. */
@@ -562,4 +570,41 @@ void gq_avx512_dequantize_q2_K_f16(const void *src, uint16_t *dst, int64_t n)
 void gq_avx512_dequantize_q2_K_bf16(const void *src, uint16_t *dst, int64_t n)
 {
     q2_K_half(src, dst, n, true);
+}
+
+/* ------------------------------------------------------------------ Q8_K */
+
+/* d * q for 256 int8 levels per block (the scalar's one rounding), converted
+ * 32 at a time as Q6_K's; nan_free when the F32 d is finite. */
+INLINE void q8_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
+{
+    const uint8_t *b = src;
+    for (int64_t i = 0; i < n / QK_K; i++, b += Q8K_BYTES, dst += QK_K) {
+        const uint32_t dbits = gq_load_u32(b + Q8K_D);
+        float df;
+        memcpy(&df, &dbits, sizeof df);
+        const __m512 d = _mm512_set1_ps(df);
+        const bool nan_free = (dbits & 0x7F800000u) != 0x7F800000u;
+        for (int j = 0; j < QK_K; j += 32) {
+            const uint8_t *q = b + Q8K_QS + j;
+            const __m512 lo = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                                   _mm_loadu_si128((const __m128i *)(const void *)q))));
+            const __m512 hi = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                                   _mm_loadu_si128((const __m128i *)(const void *)(q + 16)))));
+            if (nan_free)
+                store_halves32(dst + j, lo, hi, bf16, true);
+            else
+                store_halves32(dst + j, lo, hi, bf16, false);
+        }
+    }
+}
+
+void gq_avx512_dequantize_q8_K_f16(const void *src, uint16_t *dst, int64_t n)
+{
+    q8_K_half(src, dst, n, false);
+}
+
+void gq_avx512_dequantize_q8_K_bf16(const void *src, uint16_t *dst, int64_t n)
+{
+    q8_K_half(src, dst, n, true);
 }
