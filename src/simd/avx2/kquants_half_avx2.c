@@ -12,9 +12,11 @@
  * two byte results interleaved into words (VPUNPCKL/HBW). The unpacks work
  * within lanes, so the 32 index bytes are first put in lane order
  * (VPERMQ 0xD8): then the two unpacks give weights 0-15 and 16-31.
- * Q5_K's 32 levels use two tables and a byte blend on level bit 4.
- * Blocks are read through byte offsets; nothing outside dst[0..n) is
- * written.
+ * Q5_K's 32 levels use two tables and a byte blend on level bit 4 (its 32
+ * entries per 32 weights convert as many values as a direct conversion:
+ * 0.65 x f32 here against Q4_K's 0.99). Q6_K and Q8_K (64 and 256 levels)
+ * compute and convert each weight. Blocks are read through byte offsets;
+ * nothing outside dst[0..n) is written.
  */
 #include <immintrin.h>
 #include <stdbool.h>
