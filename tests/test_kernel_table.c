@@ -273,6 +273,15 @@ static const char *coverage_cell(const gq_isa_kernels *t, int type, ggufq_kernel
     return op == GGUFQ_OP_QUANTIZE && !scalar->quantize ? "none" : "scalar";
 }
 
+/* How many times key occurs in [from, to) (to NULL: to the end). */
+static int occurrences(const char *from, const char *to, const char *key)
+{
+    int n = 0;
+    for (const char *p = strstr(from, key); p && (!to || p < to); p = strstr(p + 1, key))
+        n++;
+    return n;
+}
+
 /* The README's rows "| Q4_K | avx2 | avx2 | neon | avx2 | avx512 | neon |":
  * dequantize on avx2, avx512, neon, then quantize on the same. */
 static void test_readme_coverage_matches(void **state)
@@ -291,6 +300,8 @@ static void test_readme_coverage_matches(void **state)
         const char *line = strstr(text, key);
         if (!line)
             fail_msg("src/simd/README.md: no coverage row for %s", tt->name);
+        if (occurrences(text, strstr(text, "\n## Half outputs\n"), key) != 1)
+            fail_msg("src/simd/README.md: %s has more than one coverage row", tt->name);
         char cells[6][16];
         if (sscanf(line + strlen(key), " %15[a-z0-9] | %15[a-z0-9] | %15[a-z0-9] | %15[a-z0-9] |"
                    " %15[a-z0-9] | %15[a-z0-9] |", cells[0], cells[1], cells[2], cells[3],
@@ -346,6 +357,8 @@ static void test_readme_half_coverage_matches(void **state)
         char key[32];
         snprintf(key, sizeof key, "\n| %s |", tt->name);
         const char *line = strstr(section, key);
+        if (occurrences(section, NULL, key) > 1)
+            fail_msg("src/simd/README.md: %s has more than one half-output row", tt->name);
         if (!line) {
             if (any)
                 fail_msg("src/simd/README.md: no half-output row for %s", tt->name);
