@@ -81,6 +81,11 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(MXFP4, mxfp4, neon),
     GQ_DEQUANTIZE(NVFP4, nvfp4, neon),
     GQ_QUANTIZE(NVFP4, nvfp4, neon),
+    /* fused half outputs: legacy_half_neon.c */
+    GQ_DEQUANTIZE_F16(Q4_0, q4_0, neon),
+    GQ_DEQUANTIZE_BF16(Q4_0, q4_0, neon),
+    GQ_DEQUANTIZE_F16(Q4_1, q4_1, neon),
+    GQ_DEQUANTIZE_BF16(Q4_1, q4_1, neon),
 };
 
 const gq_isa_kernels gq_neon_kernels = {

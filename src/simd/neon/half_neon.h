@@ -1,0 +1,95 @@
+/*
+ * half_neon.h — exact F32 -> F16 / BF16 conversion on NEON (gq_fp32_to_fp16
+ * and gq_fp32_to_bf16 of src/quants/fp16.h, 8 lanes at a time), and the
+ * 16-entry half tables the fused half-output dequantizers
+ * (src/simd/neon/<family>_half_neon.c) look their weights up in.
+ *
+ * F16: vcvt_f16_f32 / vcvt_high_f16_f32 (FPCR's round-to-nearest-even, the
+ * Linux default, as for the scalar's float adds) equals gq_fp32_to_fp16 on
+ * every non-NaN input. With FPCR.DN clear (the default) a NaN comes out quiet
+ * with the sign and the payload's top 9 bits, i.e. in 0x7E00..0x7FFF or
+ * 0xFE00..0xFFFF, where nothing else lands; the unsigned min folds the
+ * negative NaNs to 0xFE00, the signed min the positive ones to 0x7E00
+ * (negatives are below 0x7E00 as int16): ggml's sign | 0x7E00.
+ * BF16: the scalar's integer rounding (x + 0x7FFF + lsb, top half) on 8
+ * lanes, the NaN lanes ((x >> 16) | 64) selected by vbsl.
+ * Both are checked against the scalar by tests/test_float_exhaustive.c.
+ */
+#ifndef GGUFQ_HALF_NEON_H
+#define GGUFQ_HALF_NEON_H
+
+#include <arm_neon.h>
+#include <stdint.h>
+
+static inline uint16x8_t gq_neon_f32x8_to_f16(float32x4_t a, float32x4_t b)
+{
+    const uint16x8_t h = vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(a), b));
+    const uint16x8_t folded = vminq_u16(h, vdupq_n_u16(0xFE00));
+    return vreinterpretq_u16_s16(vminq_s16(vreinterpretq_s16_u16(folded), vdupq_n_s16(0x7E00)));
+}
+
+/* gq_fp32_to_bf16's rounding, x + 0x7FFF + lsb (the result is its top half):
+ * nearest even, Inf stays Inf, overflow carries into Inf. */
+static inline uint32x4_t gq_neon_bf16_round_lanes(uint32x4_t x)
+{
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    return vaddq_u32(vaddq_u32(x, vdupq_n_u32(0x7FFF)), lsb);
+}
+
+/* All ones in the NaN lanes, which take (x >> 16) | 64 instead. */
+static inline uint32x4_t gq_neon_bf16_nan_lanes(uint32x4_t x)
+{
+    return vcgtq_u32(vandq_u32(x, vdupq_n_u32(0x7FFFFFFF)), vdupq_n_u32(0x7F800000));
+}
+
+static inline uint16x8_t gq_neon_f32x8_to_bf16(float32x4_t fa, float32x4_t fb)
+{
+    const uint32x4_t a = vreinterpretq_u32_f32(fa), b = vreinterpretq_u32_f32(fb);
+    const uint16x8_t rounded = vshrn_high_n_u32(vshrn_n_u32(gq_neon_bf16_round_lanes(a), 16),
+                                                gq_neon_bf16_round_lanes(b), 16);
+    const uint16x8_t quiet = vorrq_u16(vshrn_high_n_u32(vshrn_n_u32(a, 16), b, 16), vdupq_n_u16(64));
+    const uint16x8_t nan = vmovn_high_u32(vmovn_u32(gq_neon_bf16_nan_lanes(a)), gq_neon_bf16_nan_lanes(b));
+    return vbslq_u16(nan, quiet, rounded);
+}
+
+/* A 16-entry half table split into its low bytes and its high bytes, for
+ * one TBL each per 16 weights. */
+typedef struct {
+    uint8x16_t lo, hi;
+} gq_neon_half_table;
+
+/* The table of the 16 floats v[0..3] (entry k = lane k % 4 of v[k / 4]),
+ * converted to F16 (bf16 false) or BF16 (bf16 true; a constant at every
+ * call, so the compiler keeps one branch). */
+static inline gq_neon_half_table gq_neon_half_table16(const float32x4_t v[4], int bf16)
+{
+    const uint16x8_t a = bf16 ? gq_neon_f32x8_to_bf16(v[0], v[1]) : gq_neon_f32x8_to_f16(v[0], v[1]);
+    const uint16x8_t b = bf16 ? gq_neon_f32x8_to_bf16(v[2], v[3]) : gq_neon_f32x8_to_f16(v[2], v[3]);
+    const uint8x16_t a8 = vreinterpretq_u8_u16(a), b8 = vreinterpretq_u8_u16(b);
+    const gq_neon_half_table t = { vuzp1q_u8(a8, b8), vuzp2q_u8(a8, b8) };
+    return t;
+}
+
+/* dst[0..16) = table[idx[j]] (idx < 16): two TBLs give the low and high
+ * bytes, ST2 interleaves them into little-endian halves (byte stores: dst
+ * needs no alignment). */
+static inline void gq_neon_store_halves16(uint16_t *dst, gq_neon_half_table t, uint8x16_t idx)
+{
+    uint8x16x2_t out;
+    out.val[0] = vqtbl1q_u8(t.lo, idx);
+    out.val[1] = vqtbl1q_u8(t.hi, idx);
+    vst2q_u8((uint8_t *)(void *)dst, out);
+}
+
+/* The F16 and BF16 entry points of a family's kernel body(src, dst, n, bf16). */
+#define GQ_NEON_HALF_KERNELS(t, body)                                                      \
+    void gq_neon_dequantize_##t##_f16(const void *src, uint16_t *dst, int64_t n)           \
+    {                                                                                      \
+        body(src, dst, n, 0);                                                              \
+    }                                                                                      \
+    void gq_neon_dequantize_##t##_bf16(const void *src, uint16_t *dst, int64_t n)          \
+    {                                                                                      \
+        body(src, dst, n, 1);                                                              \
+    }
+
+#endif
