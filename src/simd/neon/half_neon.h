@@ -81,6 +81,15 @@ static inline void gq_neon_store_halves16(uint16_t *dst, gq_neon_half_table t, u
     vst2q_u8((uint8_t *)(void *)dst, out);
 }
 
+/* The 32 weights of a 16-byte packed group (the legacy, IQ4 and MXFP4
+ * layout: low nibbles are weights 0..15, high nibbles 16..31). */
+static inline void gq_neon_store_nibbles32(uint16_t *dst, gq_neon_half_table t, const uint8_t *qs)
+{
+    const uint8x16_t q = vld1q_u8(qs);
+    gq_neon_store_halves16(dst, t, vandq_u8(q, vdupq_n_u8(0x0F)));
+    gq_neon_store_halves16(dst + 16, t, vshrq_n_u8(q, 4));
+}
+
 /* The F16 and BF16 entry points of a family's kernel body(src, dst, n, bf16). */
 #define GQ_NEON_HALF_KERNELS(t, body)                                                      \
     void gq_neon_dequantize_##t##_f16(const void *src, uint16_t *dst, int64_t n)           \

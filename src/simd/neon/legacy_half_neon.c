@@ -18,15 +18,6 @@
 
 #define QK QK_LEGACY
 
-/* The 32 weights of a block from its table and 16 packed bytes: low nibbles
- * are weights 0..15, high nibbles 16..31. */
-static inline void store_block(uint16_t *dst, gq_neon_half_table t, const uint8_t *qs)
-{
-    const uint8x16_t q = vld1q_u8(qs);
-    gq_neon_store_halves16(dst, t, vandq_u8(q, vdupq_n_u8(0x0F)));
-    gq_neon_store_halves16(dst + QK / 2, t, vshrq_n_u8(q, 4));
-}
-
 /* Q4_0 (d, qs[16]): level q is (q - 8) * d, the int converted exactly. */
 static inline void dequantize_q4_0_half(const void *src, uint16_t *dst, int64_t n, int bf16)
 {
@@ -40,7 +31,7 @@ static inline void dequantize_q4_0_half(const void *src, uint16_t *dst, int64_t 
         float32x4_t v[4];
         for (int k = 0; k < 4; k++)
             v[k] = vmulq_f32(lev[k], d);
-        store_block(dst, gq_neon_half_table16(v, bf16), blk + 2);
+        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16), blk + 2);
     }
 }
 
@@ -60,7 +51,7 @@ static inline void dequantize_q4_1_half(const void *src, uint16_t *dst, int64_t 
             const float32x4_t p = vmulq_f32(lev[k], d);
             v[k] = vbslq_f32(vceqq_f32(p, p), vaddq_f32(p, m), p);
         }
-        store_block(dst, gq_neon_half_table16(v, bf16), blk + 4);
+        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16), blk + 4);
     }
 }
 
