@@ -8,7 +8,10 @@
  * scale. That table is made in F32 as the scalar does ((float)kvalues[q] *
  * d, d the E8M0 exponent's half, as fp4_neon.c), converted once with
  * half_neon.h, and each weight's half is looked up by its nibble (TBL on
- * the table's low and high bytes, ST2 interleaving them).
+ * the table's low and high bytes, ST2 interleaving them). The table never
+ * holds a NaN (d is a finite power of two, the codebook finite: a product
+ * may overflow to Inf, never 0 * Inf), so it takes the shorter no-NaN
+ * conversion.
  */
 #include "common/blocks.h"
 #include "quants/fp8.h"
@@ -30,7 +33,7 @@ static inline void dequantize_mxfp4_half(const void *src, uint16_t *dst, int64_t
         float32x4_t v[4];
         for (int k = 0; k < 4; k++)
             v[k] = vmulq_f32(book[k], d);
-        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16), blk + 1);
+        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16, 0), blk + 1);
     }
 }
 

@@ -58,16 +58,45 @@ typedef struct {
     uint8x16_t lo, hi;
 } gq_neon_half_table;
 
+/* The F16 (bf16 false) or BF16 (bf16 true) of 8 floats none of which is a
+ * NaN: then vcvt alone is gq_fp32_to_fp16, and gq_fp32_to_bf16 is
+ * (x + lsb + 0x7FFF) >> 16, made as USRA (x + bit 16 of x) and ADDHN (the
+ * top half of the sum). Fewer vector operations than the NaN-aware forms. */
+static inline uint16x8_t gq_neon_f32x8_to_half_no_nan(float32x4_t a, float32x4_t b, int bf16)
+{
+    if (!bf16)
+        return vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(a), b));
+    const uint32x4_t ua = vreinterpretq_u32_f32(a), ub = vreinterpretq_u32_f32(b);
+    const uint32x4_t ya = vsraq_n_u32(ua, vshlq_n_u32(ua, 15), 31);
+    const uint32x4_t yb = vsraq_n_u32(ub, vshlq_n_u32(ub, 15), 31);
+    const uint32x4_t half = vdupq_n_u32(0x7FFF);
+    return vaddhn_high_u32(vaddhn_u32(ya, half), yb, half);
+}
+
 /* The table of the 16 floats v[0..3] (entry k = lane k % 4 of v[k / 4]),
  * converted to F16 (bf16 false) or BF16 (bf16 true; a constant at every
- * call, so the compiler keeps one branch). */
-static inline gq_neon_half_table gq_neon_half_table16(const float32x4_t v[4], int bf16)
+ * call, so the compiler keeps one form). maybe_nan: whether an entry can be
+ * a NaN (the caller knows it from the block's scales, e.g. a non-finite F16
+ * d); if not, the shorter no-NaN conversion is used. */
+static inline gq_neon_half_table gq_neon_half_table16(const float32x4_t v[4], int bf16, int maybe_nan)
 {
-    const uint16x8_t a = bf16 ? gq_neon_f32x8_to_bf16(v[0], v[1]) : gq_neon_f32x8_to_f16(v[0], v[1]);
-    const uint16x8_t b = bf16 ? gq_neon_f32x8_to_bf16(v[2], v[3]) : gq_neon_f32x8_to_f16(v[2], v[3]);
+    uint16x8_t a, b;
+    if (__builtin_expect(maybe_nan, 0)) {
+        a = bf16 ? gq_neon_f32x8_to_bf16(v[0], v[1]) : gq_neon_f32x8_to_f16(v[0], v[1]);
+        b = bf16 ? gq_neon_f32x8_to_bf16(v[2], v[3]) : gq_neon_f32x8_to_f16(v[2], v[3]);
+    } else {
+        a = gq_neon_f32x8_to_half_no_nan(v[0], v[1], bf16);
+        b = gq_neon_f32x8_to_half_no_nan(v[2], v[3], bf16);
+    }
     const uint8x16_t a8 = vreinterpretq_u8_u16(a), b8 = vreinterpretq_u8_u16(b);
     const gq_neon_half_table t = { vuzp1q_u8(a8, b8), vuzp2q_u8(a8, b8) };
     return t;
+}
+
+/* Whether the F16 at p (any alignment) is Inf or NaN. */
+static inline int gq_neon_f16_nonfinite_at(const uint8_t *p)
+{
+    return ((p[1] & 0x7C) == 0x7C);
 }
 
 /* dst[0..16) = table[idx[j]] (idx < 16): two TBLs give the low and high

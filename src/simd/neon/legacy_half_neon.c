@@ -9,7 +9,9 @@
  * ((q - 8) * d; q * d + m with store_affine()'s NaN rule, as
  * legacy_neon.c), converted once with half_neon.h, and each weight's half is
  * looked up by its nibble (TBL on the table's low and high bytes, ST2
- * interleaving them): no per-weight conversion.
+ * interleaving them): no per-weight conversion. Only a non-finite d or m
+ * can put a NaN in the table (finite ones keep |q * d + m| below 2^20), so
+ * other blocks take the shorter no-NaN conversion.
  */
 #include "quants/quants.h"
 #include "simd/simd.h"
@@ -31,7 +33,7 @@ static inline void dequantize_q4_0_half(const void *src, uint16_t *dst, int64_t 
         float32x4_t v[4];
         for (int k = 0; k < 4; k++)
             v[k] = vmulq_f32(lev[k], d);
-        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16), blk + 2);
+        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16, gq_neon_f16_nonfinite_at(blk)), blk + 2);
     }
 }
 
@@ -51,7 +53,8 @@ static inline void dequantize_q4_1_half(const void *src, uint16_t *dst, int64_t 
             const float32x4_t p = vmulq_f32(lev[k], d);
             v[k] = vbslq_f32(vceqq_f32(p, p), vaddq_f32(p, m), p);
         }
-        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16), blk + 4);
+        const int maybe_nan = gq_neon_f16_nonfinite_at(blk) | gq_neon_f16_nonfinite_at(blk + 2);
+        gq_neon_store_nibbles32(dst, gq_neon_half_table16(v, bf16, maybe_nan), blk + 4);
     }
 }
 
