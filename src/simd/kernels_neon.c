@@ -81,6 +81,20 @@ static const gq_kernel_row rows[] = {
     GQ_QUANTIZE(MXFP4, mxfp4, neon),
     GQ_DEQUANTIZE(NVFP4, nvfp4, neon),
     GQ_QUANTIZE(NVFP4, nvfp4, neon),
+    /* fused half outputs: legacy_half_neon.c, kquants_half_neon.c,
+     * iq4_half_neon.c, fp4_half_neon.c */
+    GQ_DEQUANTIZE_F16(Q4_0, q4_0, neon),
+    GQ_DEQUANTIZE_BF16(Q4_0, q4_0, neon),
+    GQ_DEQUANTIZE_F16(Q4_1, q4_1, neon),
+    GQ_DEQUANTIZE_BF16(Q4_1, q4_1, neon),
+    GQ_DEQUANTIZE_F16(Q4_K, q4_K, neon),
+    GQ_DEQUANTIZE_BF16(Q4_K, q4_K, neon),
+    GQ_DEQUANTIZE_F16(IQ4_NL, iq4_nl, neon),
+    GQ_DEQUANTIZE_BF16(IQ4_NL, iq4_nl, neon),
+    GQ_DEQUANTIZE_F16(IQ4_XS, iq4_xs, neon),
+    GQ_DEQUANTIZE_BF16(IQ4_XS, iq4_xs, neon),
+    GQ_DEQUANTIZE_F16(MXFP4, mxfp4, neon),
+    GQ_DEQUANTIZE_BF16(MXFP4, mxfp4, neon),
 };
 
 const gq_isa_kernels gq_neon_kernels = {

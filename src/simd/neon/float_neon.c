@@ -9,17 +9,16 @@
  * outputs: AArch64 cores switch to write-streaming (no line fill) by
  * themselves when whole lines are written in sequence.
  *
- * Quantizers: F32 -> F16 is vcvt_f16_f32 / vcvt_high_f16_f32 (FPCR's
- * round-to-nearest-even, the Linux default, as for the scalar's float adds),
- * equal to gq_fp32_to_fp16 except for NaN: with FPCR.DN clear (the default;
- * the F16 dequantizer relies on it too) a NaN comes out quiet with the sign
- * and the payload's top 9 bits, and two integer mins fold it to ggml's
- * sign | 0x7E00. F32 -> BF16 is the scalar's integer rounding on 8 lanes,
- * NaN lanes selected by vbsl. Both are checked against the scalar by
- * tests/test_float_exhaustive.c (every exponent, sign and NaN class).
+ * Quantizers: 8 floats at a time through half_neon.h's exact converters
+ * (F16: vcvt_f16_f32 with ggml's NaN folded in by two integer mins, which
+ * relies on FPCR.DN clear as the F16 dequantizer does; BF16: the scalar's
+ * integer rounding, NaN lanes selected by vbsl). Both are checked against
+ * the scalar by tests/test_float_exhaustive.c (every exponent, sign and NaN
+ * class).
  */
 #include "quants/fp16.h"
 #include "simd/simd.h"
+#include "simd/neon/half_neon.h"
 #include "simd/neon/neon_dequant.h"
 
 static inline float16x8_t load_f16x8(const uint8_t *p)
@@ -74,20 +73,6 @@ void gq_neon_dequantize_bf16(const void *src, float *dst, int64_t n)
     }
 }
 
-/*
- * vcvt to F16 (round to nearest even) equals gq_fp32_to_fp16 on every
- * non-NaN input; a NaN becomes 0x7E00..0x7FFF or 0xFE00..0xFFFF (quiet, sign
- * and payload top kept), and nothing else lands in those ranges. The
- * unsigned min folds the negative NaNs to 0xFE00, the signed min the
- * positive ones to 0x7E00 (negatives are below 0x7E00 as int16).
- */
-static inline uint16x8_t f32x8_to_f16(float32x4_t a, float32x4_t b)
-{
-    const uint16x8_t h = vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(a), b));
-    const uint16x8_t folded = vminq_u16(h, vdupq_n_u16(0xFE00));
-    return vreinterpretq_u16_s16(vminq_s16(vreinterpretq_s16_u16(folded), vdupq_n_s16(0x7E00)));
-}
-
 /* 4 floats from src, which may be misaligned (an alignment-1 file): byte loads */
 static inline float32x4_t load_f32x4(const float *p)
 {
@@ -103,13 +88,13 @@ int gq_neon_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_p
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         vst1q_u8(d + 2 * i, vreinterpretq_u8_u16(
-                     f32x8_to_f16(load_f32x4(src + i), load_f32x4(src + i + 4))));
+                     gq_neon_f32x8_to_f16(load_f32x4(src + i), load_f32x4(src + i + 4))));
         vst1q_u8(d + 2 * i + 16, vreinterpretq_u8_u16(
-                     f32x8_to_f16(load_f32x4(src + i + 8), load_f32x4(src + i + 12))));
+                     gq_neon_f32x8_to_f16(load_f32x4(src + i + 8), load_f32x4(src + i + 12))));
     }
     if (i + 8 <= n) {
         vst1q_u8(d + 2 * i, vreinterpretq_u8_u16(
-                     f32x8_to_f16(load_f32x4(src + i), load_f32x4(src + i + 4))));
+                     gq_neon_f32x8_to_f16(load_f32x4(src + i), load_f32x4(src + i + 4))));
         i += 8;
     }
     for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
@@ -121,34 +106,6 @@ int gq_neon_quantize_f16(const float *src, void *dst, int64_t nrows, int64_t n_p
     return GGUFQ_OK;
 }
 
-/* gq_fp32_to_bf16's rounding, x + 0x7FFF + lsb (the result is its top half):
- * nearest even, Inf stays Inf, overflow carries into Inf. */
-static inline uint32x4_t bf16_round_lanes(uint32x4_t x)
-{
-    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
-    return vaddq_u32(vaddq_u32(x, vdupq_n_u32(0x7FFF)), lsb);
-}
-
-/* All ones in the NaN lanes, which take (x >> 16) | 64 instead. */
-static inline uint32x4_t bf16_nan_lanes(uint32x4_t x)
-{
-    return vcgtq_u32(vandq_u32(x, vdupq_n_u32(0x7FFFFFFF)), vdupq_n_u32(0x7F800000));
-}
-
-static inline uint16x8_t f32x8_to_bf16(uint32x4_t a, uint32x4_t b)
-{
-    const uint16x8_t rounded = vshrn_high_n_u32(vshrn_n_u32(bf16_round_lanes(a), 16),
-                                                bf16_round_lanes(b), 16);
-    const uint16x8_t quiet = vorrq_u16(vshrn_high_n_u32(vshrn_n_u32(a, 16), b, 16), vdupq_n_u16(64));
-    const uint16x8_t nan = vmovn_high_u32(vmovn_u32(bf16_nan_lanes(a)), bf16_nan_lanes(b));
-    return vbslq_u16(nan, quiet, rounded);
-}
-
-static inline uint32x4_t load_u32x4(const float *p)
-{
-    return vreinterpretq_u32_u8(vld1q_u8((const uint8_t *)(const void *)p));
-}
-
 int gq_neon_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_per_row,
                               const float *imatrix)
 {
@@ -158,7 +115,7 @@ int gq_neon_quantize_bf16(const float *src, void *dst, int64_t nrows, int64_t n_
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
         vst1q_u8(d + 2 * i, vreinterpretq_u8_u16(
-                     f32x8_to_bf16(load_u32x4(src + i), load_u32x4(src + i + 4))));
+                     gq_neon_f32x8_to_bf16(load_f32x4(src + i), load_f32x4(src + i + 4))));
     for (; i < n; i++) {   /* memcpy: src may be misaligned (float.c) */
         float x;
         memcpy(&x, src + i, sizeof x);
