@@ -60,11 +60,14 @@ void *tu_read_file(const char *path, size_t *size)
     long n = ftell(f);
     if (n < 0) { fclose(f); return NULL; }
     rewind(f);
-    void *buf = malloc(n > 0 ? (size_t)n : 1);
+    /* one byte more, a NUL after the contents, so text files can be searched as strings */
+    char *buf = malloc((size_t)n + 1);
     if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
         buf = NULL;
     }
+    if (buf)
+        buf[n] = '\0';
     fclose(f);
     if (buf && size)
         *size = (size_t)n;

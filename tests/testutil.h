@@ -17,7 +17,7 @@
 /* Path of a file under tests/ (e.g. "data/llama-2-tiny-random.gguf"); static buffer. */
 const char *tu_path(const char *rel);
 
-/* Read a whole file into malloc'd memory; NULL on failure. */
+/* The whole file (malloc, NUL after the contents; *size excludes it), or NULL. */
 void *tu_read_file(const char *path, size_t *size);
 
 /* Directory holding the peer's libggml-base.so, or NULL if absent (message printed once). */
