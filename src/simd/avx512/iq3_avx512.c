@@ -36,6 +36,7 @@
 #include "quants/fp16.h"
 #include "quants/tables.h"
 #include "simd/simd.h"
+#include "simd/avx512/iq_half_avx512.h"   /* the grid-code lookups (VPERMT2W) */
 
 #define IQ3XXS_BYTES ((int)sizeof(blk_iq3_xxs))
 #define IQ3S_BYTES   ((int)sizeof(blk_iq3_s))
@@ -66,24 +67,6 @@ static inline __m512i xxs_words(const uint32_t *grid)
     const __m512i a = _mm512_and_si512(_mm512_srli_epi32(_mm512_loadu_si512(grid), 3), low3);
     const __m512i b = _mm512_and_si512(_mm512_srli_epi32(_mm512_loadu_si512(grid + 16), 3), low3);
     return join_words(pack_nibbles(a), pack_nibbles(b));
-}
-
-/* Entries idx (< 64 * 2^levels) of the grid `t` (64 entries per pair). */
-static inline __m512i lookup256(__m512i idx, const __m512i *t)
-{
-    const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
-    const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(128));
-    const __m512i r01 = _mm512_mask_blend_epi16(b6, _mm512_permutex2var_epi16(t[0], idx, t[1]),
-                                                _mm512_permutex2var_epi16(t[2], idx, t[3]));
-    const __m512i r23 = _mm512_mask_blend_epi16(b6, _mm512_permutex2var_epi16(t[4], idx, t[5]),
-                                                _mm512_permutex2var_epi16(t[6], idx, t[7]));
-    return _mm512_mask_blend_epi16(b7, r01, r23);
-}
-
-static inline __m512i lookup512(__m512i idx, const __m512i *t)
-{
-    const __mmask32 b8 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(256));
-    return _mm512_mask_blend_epi16(b8, lookup256(idx, t), lookup256(idx, t + 8));
 }
 
 /* db * magnitude[nibble]: the VPERMPS table of a group. */
@@ -170,7 +153,7 @@ void gq_avx512_dequantize_iq3_xxs(const void *src, float *dst, int64_t n)
         _mm256_storeu_si256((__m256i *)neg, xxs_signs(aux));
         for (int h = 0; h < 2; ++h) {
             const __m512i idx = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * h)));
-            decode128(dst + 128 * h, lookup256(idx, grid), db + 4 * h, magnitude, neg + 8 * h);
+            decode128(dst + 128 * h, gq_iqh_lookup256(idx, grid), db + 4 * h, magnitude, neg + 8 * h);
         }
     }
 }
@@ -203,7 +186,7 @@ void gq_avx512_dequantize_iq3_s(const void *src, float *dst, int64_t n)
         for (int h = 0; h < 2; ++h) {
             __m512i idx = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * h)));
             idx = _mm512_mask_add_epi16(idx, (__mmask32)(high >> 32 * h), idx, _mm512_set1_epi16(256));
-            decode128(dst + 128 * h, lookup512(idx, grid), db + 4 * h, magnitude, neg + 8 * h);
+            decode128(dst + 128 * h, gq_iqh_lookup512(idx, grid), db + 4 * h, magnitude, neg + 8 * h);
         }
     }
 }

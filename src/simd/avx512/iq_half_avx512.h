@@ -2,7 +2,8 @@
  * iq_half_avx512.h — what the AVX-512 fused F16 / BF16 dequantizers of the
  * IQ grid types share (iq1_half_avx512.c, iq2_half_avx512.c,
  * iq3_half_avx512.c): their value tables, grid-code lookups in registers and
- * sign masks. Include only from files built with AVX-512 flags.
+ * sign masks; the F32 IQ3 dequantizers (iq3_avx512.c) use the same lookups.
+ * Include only from files built with AVX-512 flags.
  *
  * The common scheme: a grid point's coordinates take few magnitudes, so each
  * grid entry is rebuilt (once per call, from the grids of src/quants/tables.c)
@@ -70,7 +71,7 @@ static inline uint32_t gq_iqh_signs7(uint32_t fields)
     return x | (p & 0x01010101u) << 7;
 }
 
-/* Entries idx (< 256; higher bits ignored) of the codes t[0..8) (32 each). */
+/* Entries idx (< 256; higher bits ignored) of the codes t[0..8) (32 words each). */
 static inline __m512i gq_iqh_lookup256(__m512i idx, const __m512i *t)
 {
     const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(64));
