@@ -183,4 +183,35 @@ static inline __m128i gq_x86_nearest_int4(__m128 x)
                          _mm_set1_epi32(0x00400000));
 }
 
+/*
+ * The loop of the fused half-output K-quant dequantizers (kquants_half_avx2.c,
+ * kquants_half_avx512.c). STAGE(block, stage *) parks a block's factors one
+ * block ahead, in the other half of a double buffer (vec_<isa>.h's
+ * gq_staged_blocks says why); EXPAND(block, const stage *, dst, nan_free)
+ * writes its QK_K halves. The stage's member `finite` (nan_free, or
+ * k.nan_free: every factor of the block is finite) picks a constant nan_free
+ * for each EXPAND, so each path compiles without the other's tests. A macro,
+ * not a function taking pointers: the expanders take compile-time flags and
+ * must inline. Uses GQ_REREAD (vec_<isa>.h).
+ */
+#define GQ_HALF_STAGED_BLOCKS(stage_t, finite, src, dst, n, bytes, STAGE, EXPAND)          \
+    do {                                                                                    \
+        const uint8_t *gq_b = (const uint8_t *)(src);                                       \
+        uint16_t *gq_y = (dst);                                                             \
+        const int64_t gq_nb = (n) / QK_K;                                                   \
+        stage_t gq_st[2] __attribute__((aligned(64)));                                      \
+        if (gq_nb > 0)                                                                      \
+            STAGE(gq_b, &gq_st[0]);                                                         \
+        for (int64_t gq_i = 0; gq_i < gq_nb; gq_i++, gq_b += (bytes), gq_y += QK_K) {       \
+            if (gq_i + 1 < gq_nb)                                                           \
+                STAGE(gq_b + (bytes), &gq_st[(gq_i + 1) & 1]);                              \
+            GQ_REREAD(gq_st);                                                               \
+            const stage_t *gq_s = &gq_st[gq_i & 1];                                         \
+            if (gq_s->finite)                                                               \
+                EXPAND(gq_b, gq_s, gq_y, true);                                             \
+            else                                                                            \
+                EXPAND(gq_b, gq_s, gq_y, false);                                            \
+        }                                                                                   \
+    } while (0)
+
 #endif

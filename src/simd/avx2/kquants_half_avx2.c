@@ -163,22 +163,11 @@ INLINE void q4_K_expand_half(const uint8_t *qs, const float f[16], uint16_t *dst
 
 INLINE void q4_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
 {
-    const uint8_t *b = src;
-    const int64_t nb = n / QK_K;
-    k4_stage st[2] ALIGNED32;
-    if (nb <= 0)
-        return;
-    k4_factors(b, &st[0]);
-    for (int64_t i = 0; i < nb; i++, b += Q4K_BYTES, dst += QK_K) {
-        if (i + 1 < nb)
-            k4_factors(b + Q4K_BYTES, &st[(i + 1) & 1]);
-        GQ_REREAD(st);
-        const k4_stage *s = &st[i & 1];
-        if (s->nan_free)
-            q4_K_expand_half(b + Q4K_QS, s->f, dst, bf16, true);
-        else
-            q4_K_expand_half(b + Q4K_QS, s->f, dst, bf16, false);
-    }
+#define STAGE(B_, S_) k4_factors(B_, S_)
+#define EXPAND(B_, S_, Y_, NF_) q4_K_expand_half((B_) + Q4K_QS, (S_)->f, Y_, bf16, NF_)
+    GQ_HALF_STAGED_BLOCKS(k4_stage, nan_free, src, dst, n, Q4K_BYTES, STAGE, EXPAND);
+#undef STAGE
+#undef EXPAND
 }
 
 void gq_avx2_dequantize_q4_K_f16(const void *src, uint16_t *dst, int64_t n)
@@ -228,22 +217,11 @@ INLINE void q5_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst,
 
 INLINE void q5_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
 {
-    const uint8_t *b = src;
-    const int64_t nb = n / QK_K;
-    k4_stage st[2] ALIGNED32;
-    if (nb <= 0)
-        return;
-    k4_factors(b, &st[0]);
-    for (int64_t i = 0; i < nb; i++, b += Q5K_BYTES, dst += QK_K) {
-        if (i + 1 < nb)
-            k4_factors(b + Q5K_BYTES, &st[(i + 1) & 1]);
-        GQ_REREAD(st);
-        const k4_stage *s = &st[i & 1];
-        if (s->nan_free)
-            q5_K_expand_half(b, s->f, dst, bf16, true);
-        else
-            q5_K_expand_half(b, s->f, dst, bf16, false);
-    }
+#define STAGE(B_, S_) k4_factors(B_, S_)
+#define EXPAND(B_, S_, Y_, NF_) q5_K_expand_half(B_, (S_)->f, Y_, bf16, NF_)
+    GQ_HALF_STAGED_BLOCKS(k4_stage, nan_free, src, dst, n, Q5K_BYTES, STAGE, EXPAND);
+#undef STAGE
+#undef EXPAND
 }
 
 void gq_avx2_dequantize_q5_K_f16(const void *src, uint16_t *dst, int64_t n)
@@ -326,22 +304,11 @@ INLINE void q3_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst,
 
 INLINE void q3_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
 {
-    const uint8_t *b = src;
-    const int64_t nb = n / QK_K;
-    q3_stage st[2] ALIGNED32;
-    if (nb <= 0)
-        return;
-    q3_K_factors(b, &st[0]);
-    for (int64_t i = 0; i < nb; i++, b += Q3K_BYTES, dst += QK_K) {
-        if (i + 1 < nb)
-            q3_K_factors(b + Q3K_BYTES, &st[(i + 1) & 1]);
-        GQ_REREAD(st);
-        const q3_stage *s = &st[i & 1];
-        if (s->nan_free)
-            q3_K_expand_half(b, s->f, dst, bf16, true);
-        else
-            q3_K_expand_half(b, s->f, dst, bf16, false);
-    }
+#define STAGE(B_, S_) q3_K_factors(B_, S_)
+#define EXPAND(B_, S_, Y_, NF_) q3_K_expand_half(B_, (S_)->f, Y_, bf16, NF_)
+    GQ_HALF_STAGED_BLOCKS(q3_stage, nan_free, src, dst, n, Q3K_BYTES, STAGE, EXPAND);
+#undef STAGE
+#undef EXPAND
 }
 
 void gq_avx2_dequantize_q3_K_f16(const void *src, uint16_t *dst, int64_t n)
@@ -403,22 +370,11 @@ INLINE void q2_K_expand_half(const uint8_t *b, const float f[32], uint16_t *dst,
 
 INLINE void q2_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
 {
-    const uint8_t *b = src;
-    const int64_t nb = n / QK_K;
-    q2_stage st[2] ALIGNED32;
-    if (nb <= 0)
-        return;
-    q2_K_factors(b, &st[0]);
-    for (int64_t i = 0; i < nb; i++, b += Q2K_BYTES, dst += QK_K) {
-        if (i + 1 < nb)
-            q2_K_factors(b + Q2K_BYTES, &st[(i + 1) & 1]);
-        GQ_REREAD(st);
-        const q2_stage *s = &st[i & 1];
-        if (s->nan_free)
-            q2_K_expand_half(b, s->f, dst, bf16, true);
-        else
-            q2_K_expand_half(b, s->f, dst, bf16, false);
-    }
+#define STAGE(B_, S_) q2_K_factors(B_, S_)
+#define EXPAND(B_, S_, Y_, NF_) q2_K_expand_half(B_, (S_)->f, Y_, bf16, NF_)
+    GQ_HALF_STAGED_BLOCKS(q2_stage, nan_free, src, dst, n, Q2K_BYTES, STAGE, EXPAND);
+#undef STAGE
+#undef EXPAND
 }
 
 void gq_avx2_dequantize_q2_K_f16(const void *src, uint16_t *dst, int64_t n)
@@ -486,22 +442,11 @@ INLINE void q6_K_expand_half(const uint8_t *b, const float f[16], uint16_t *dst,
 
 INLINE void q6_K_half(const void *src, uint16_t *dst, int64_t n, bool bf16)
 {
-    const uint8_t *b = src;
-    const int64_t nb = n / QK_K;
-    q6_stage st[2] ALIGNED32;
-    if (nb <= 0)
-        return;
-    q6_K_factors(b, &st[0]);
-    for (int64_t i = 0; i < nb; i++, b += Q6K_BYTES, dst += QK_K) {
-        if (i + 1 < nb)
-            q6_K_factors(b + Q6K_BYTES, &st[(i + 1) & 1]);
-        GQ_REREAD(st);
-        const q6_stage *s = &st[i & 1];
-        if (s->nan_free)
-            q6_K_expand_half(b, s->f, dst, bf16, true);
-        else
-            q6_K_expand_half(b, s->f, dst, bf16, false);
-    }
+#define STAGE(B_, S_) q6_K_factors(B_, S_)
+#define EXPAND(B_, S_, Y_, NF_) q6_K_expand_half(B_, (S_)->f, Y_, bf16, NF_)
+    GQ_HALF_STAGED_BLOCKS(q6_stage, nan_free, src, dst, n, Q6K_BYTES, STAGE, EXPAND);
+#undef STAGE
+#undef EXPAND
 }
 
 void gq_avx2_dequantize_q6_K_f16(const void *src, uint16_t *dst, int64_t n)
